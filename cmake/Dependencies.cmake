@@ -1,0 +1,50 @@
+# Dependencies, all from Debian packages plus the CUDA toolkit.
+#
+#   libabsl-dev        Status/StatusOr, containers, strings — linked statically
+#   libgtest-dev       tests — linked statically
+#   nlohmann-json3-dev manifests, scripts
+#   libxxhash-dev      content hashes for the cache — linked statically
+#   libclang-16-dev    headers only: libclang is opened at run time
+#   CUDA 13 toolkit    NVRTC (linked) and cuda.h (types only: the driver is
+#                      opened at run time)
+
+find_package(Threads REQUIRED)
+
+# Abseil: Debian's CMake package imports the shared libraries; point every
+# imported target at its static archive instead so binaries carry Abseil with
+# them (the GPU machines have none).
+find_package(absl REQUIRED CONFIG)
+get_property(_rk_imported DIRECTORY PROPERTY IMPORTED_TARGETS)
+foreach(_t IN LISTS _rk_imported)
+  if(_t MATCHES "^absl::")
+    get_target_property(_type ${_t} TYPE)
+    if(_type STREQUAL "SHARED_LIBRARY")
+      get_target_property(_loc ${_t} IMPORTED_LOCATION_NONE)
+      if(_loc)
+        string(REGEX REPLACE "\\.so(\\.[0-9.]+)?$" ".a" _static "${_loc}")
+        if(EXISTS "${_static}")
+          set_target_properties(${_t} PROPERTIES IMPORTED_LOCATION_NONE "${_static}" IMPORTED_NO_SONAME TRUE)
+          set_property(TARGET ${_t} PROPERTY IMPORTED_SONAME_NONE "")
+        endif()
+      endif()
+    endif()
+  endif()
+endforeach()
+
+find_package(GTest REQUIRED)
+find_package(nlohmann_json 3 REQUIRED)
+
+find_path(XXHASH_INCLUDE_DIR xxhash.h REQUIRED)
+find_library(XXHASH_STATIC NAMES libxxhash.a REQUIRED)
+add_library(rk_xxhash INTERFACE)
+target_include_directories(rk_xxhash INTERFACE ${XXHASH_INCLUDE_DIR})
+target_link_libraries(rk_xxhash INTERFACE ${XXHASH_STATIC})
+
+# libclang's C API headers; the library itself is opened with dlopen.
+find_path(LIBCLANG_INCLUDE_DIR clang-c/Index.h
+  PATHS /usr/lib/llvm-16/include NO_DEFAULT_PATH REQUIRED)
+
+find_package(CUDAToolkit 12 REQUIRED)
+if(NOT TARGET CUDA::nvrtc)
+  message(FATAL_ERROR "NVRTC not found in the CUDA toolkit at ${CUDAToolkit_LIBRARY_DIR}")
+endif()

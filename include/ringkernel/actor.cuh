@@ -1,0 +1,190 @@
+// Copyright 2026 The RingKernel Authors.
+//
+// actor.cuh: the device API of RingKernel — what a handler fragment sees.
+//
+// A fragment declares message types (trivially copyable structs) and actor
+// types (structs marked RK_ACTOR whose fields are the actor's state), and
+// marks the actor's handlers:
+//
+//   #include <ringkernel/actor.cuh>   // optional: the JIT always provides it
+//
+//   struct Deposit { int account; long long cents; };
+//   struct Query   { int account; };
+//   struct Balance { int account; long long cents; };
+//
+//   struct RK_ACTOR Bank {
+//     long long cents[64];
+//     RK_HANDLER void on(const Deposit& m, rk::Ctx& ctx) { cents[m.account & 63] += m.cents; }
+//     RK_HANDLER void on(const Query& q, rk::Ctx& ctx) {
+//       ctx.reply(Balance{q.account, cents[q.account & 63]});
+//     }
+//   };
+//
+// Functions in a fragment run on the GPU; `__device__` is optional.
+// `RK_HANDLER` methods run on one thread; `RK_BLOCK_HANDLER` methods run on
+// every thread of the actor's worker block together, with `ctx.rank()`,
+// `ctx.width()`, `ctx.sync()`, `ctx.leader()` and `ctx.scratch<T>()`; in them
+// one thread (usually `if (ctx.leader())`) sends, replies or fails.
+//
+// An actor handles one message at a time; delivery is FIFO per sender and
+// receiver; an accepted send is handled or reported, never silently lost.
+#ifndef RINGKERNEL_ACTOR_CUH_
+#define RINGKERNEL_ACTOR_CUH_
+
+#if defined(RK_PARSE_ONLY)
+#include "ringkernel/device/parse_shim.h"
+#endif
+
+#include "ringkernel/device/config.h"
+#include "ringkernel/device/types.h"
+
+#if defined(RK_PARSE_ONLY)
+// The front-end finds actors, handlers and messages by these annotations.
+#define RK_ACTOR __attribute__((annotate("rk::actor")))
+#define RK_MESSAGE __attribute__((annotate("rk::message")))
+#define RK_HANDLER __attribute__((annotate("rk::handler")))
+#define RK_BLOCK_HANDLER __attribute__((annotate("rk::block_handler")))
+#else
+#define RK_ACTOR
+#define RK_MESSAGE
+#define RK_HANDLER __device__
+#define RK_BLOCK_HANDLER __device__
+#endif
+
+#if !defined(RK_MAX_PAYLOAD)
+#define RK_MAX_PAYLOAD 4096
+#endif
+
+namespace rk {
+
+struct SystemParams;
+struct ActorSlot;
+class Ctx;
+
+// A named route: `rk::route("audit")`. The name must be a string literal;
+// the front-end collects it and the host binds it to an actor while the
+// system runs (`System::Bind`).
+struct Route {
+  u64 hash;
+};
+
+// FNV-1a, 64-bit: the route's identity on the device.
+RK_HOST_DEVICE constexpr u64 RouteHash(const char* name) {
+  u64 h = 0xcbf29ce484222325ull;
+  for (; *name != 0; ++name) {
+    h ^= static_cast<u8>(*name);
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+RK_HOST_DEVICE constexpr Route route(const char* name) { return Route{RouteHash(name)}; }
+
+// The host's ActorId: messages sent to it arrive in the host's inbox
+// (`System::Receive`).
+RK_HOST_DEVICE constexpr ActorId host() { return ActorId{kHostActorValue}; }
+
+namespace detail {
+
+// Resolves to the generated `rk_message_id` overload of a registered message
+// type; for any other type, explains the problem at compile time.
+template <class M>
+RK_HOST_DEVICE constexpr u32 rk_message_id(const M*) {
+  static_assert(sizeof(M) == 0,
+                "this type is not a RingKernel message: handle it in an actor, send it with ctx.send/ctx.reply "
+                "in a fragment, or mark it RK_MESSAGE");
+  return 0;
+}
+
+template <class M>
+RK_HOST_DEVICE constexpr u32 MessageId() {
+  return rk_message_id(static_cast<const M*>(nullptr));
+}
+
+// The state of one handler invocation. Internal: handlers use the methods of
+// rk::Ctx.
+struct CtxData {
+  const SystemParams* sys;
+  ActorSlot* actor;
+  u8* scratch;
+  u64 correlation;  // of the message being handled
+  u64 hlc;          // this invocation's timestamp
+  u32 self;
+  u32 sender;
+  u32 block;        // 1 in a block handler
+  u32 reserved;
+};
+
+RK_DEVICE SendStatus SendBytes(Ctx& ctx, ActorId to, u32 type, const void* payload, u32 size);
+RK_DEVICE SendStatus SendRouteBytes(Ctx& ctx, u64 route_hash, u32 type, const void* payload, u32 size);
+RK_DEVICE SendStatus ReplyBytes(Ctx& ctx, u32 type, const void* payload, u32 size);
+RK_DEVICE void Fail(Ctx& ctx, u32 code);
+RK_DEVICE void SyncBlock(Ctx& ctx);
+
+}  // namespace detail
+
+// What a handler receives besides its message: who it is, who sent the
+// message, and how to send, reply, fail and (in block handlers) cooperate.
+class Ctx {
+ public:
+  // This actor's id.
+  RK_DEVICE ActorId self() const { return ActorId{d_.self}; }
+  // The sender of the message being handled; rk::host() for the host.
+  RK_DEVICE ActorId sender() const { return ActorId{d_.sender}; }
+
+  // Sends `m` to actor `to` (or to rk::host()). Never blocks: returns kFull
+  // when the receiver's mailbox is full, kNoActor when there is no such
+  // (running) actor, kNoHandler when the receiver can't handle `M`.
+  template <class M>
+  RK_DEVICE SendStatus send(ActorId to, const M& m) {
+    static_assert(sizeof(M) <= RK_MAX_PAYLOAD, "message larger than the program's max payload");
+    return detail::SendBytes(*this, to, detail::MessageId<M>(), &m, static_cast<u32>(sizeof(M)));
+  }
+
+  // Sends `m` through a named route; kNoActor while the route is unbound.
+  template <class M>
+  RK_DEVICE SendStatus send(Route r, const M& m) {
+    static_assert(sizeof(M) <= RK_MAX_PAYLOAD, "message larger than the program's max payload");
+    return detail::SendRouteBytes(*this, r.hash, detail::MessageId<M>(), &m, static_cast<u32>(sizeof(M)));
+  }
+
+  // Sends `m` to the sender of the current message (an actor or the host).
+  // A reply to the host answers its Ask.
+  template <class M>
+  RK_DEVICE SendStatus reply(const M& m) {
+    static_assert(sizeof(M) <= RK_MAX_PAYLOAD, "message larger than the program's max payload");
+    return detail::ReplyBytes(*this, detail::MessageId<M>(), &m, static_cast<u32>(sizeof(M)));
+  }
+
+  // The hybrid logical clock timestamp of this invocation: later than the
+  // message's send and than every earlier invocation of this actor.
+  RK_DEVICE u64 now() const { return d_.hlc; }
+
+  // Faults this actor: it handles no further messages (they are reported to
+  // the host as dead letters), the host learns `code`, other actors go on.
+  RK_DEVICE void fail(u32 code) { detail::Fail(*this, code); }
+
+  // Block handlers only: this thread's rank in the block, the block's width,
+  // a barrier of the whole block, the one elected thread, and the block's
+  // shared-memory scratch (SystemOptions::scratch_bytes).
+  RK_DEVICE u32 rank() const;
+  RK_DEVICE u32 width() const;
+  RK_DEVICE void sync() { detail::SyncBlock(*this); }
+  RK_DEVICE bool leader() const { return rank() == 0; }
+  template <class T>
+  RK_DEVICE T* scratch() const {
+    return reinterpret_cast<T*>(d_.scratch);
+  }
+
+  // Internal: filled by the worker loop.
+  detail::CtxData d_;
+};
+
+#if !defined(RK_PARSE_ONLY)
+RK_DEVICE inline u32 Ctx::rank() const { return d_.block ? threadIdx.x : 0; }
+RK_DEVICE inline u32 Ctx::width() const { return d_.block ? blockDim.x : 1; }
+#endif
+
+}  // namespace rk
+
+#endif  // RINGKERNEL_ACTOR_CUH_

@@ -1,0 +1,195 @@
+// Copyright 2026 The RingKernel Authors.
+//
+// ll_ring.h: the rings between the host and the GPU, in mapped pinned host
+// memory, one per direction.
+//
+// Every 8-byte word of a record carries 4 bytes of data and a 4-byte flag
+// that names the lap of the ring the record belongs to ("low latency"
+// encoding). Writers store each word whole; the reader accepts a record once
+// every word it needs shows the expected flag. So a record is read in one
+// pass over the bus, with no separate sequence number to fetch first and no
+// ordering needed between the writer's stores — which is what makes a host →
+// GPU → host round trip cost one PCIe read and one PCIe write.
+//
+// A record: `kLlHeaderWords` words of `LlHeader`, then the payload as 32-bit
+// words (zero-padded). A slot holds one record of up to the ring's max
+// payload.
+//
+// Positions are 64-bit and wrap modulo 2^64. Producers reserve positions with
+// a compare-and-swap on their own `tail` (host memory for the host→GPU ring,
+// device memory for the GPU→host ring) against the consumer's `head`, which
+// the consumer publishes with a release store after it has read a record.
+//
+// Example (host producer):
+//   u64 pos;
+//   if (rk::LlTryReserve(&tail, &cached_head, &hdr->head.value, cap_log2, &pos))
+//     rk::LlWriteRecord(rk::LlSlot(words, slot_words, cap_log2, pos), rk::LlFlag(pos, cap_log2), h, payload);
+#ifndef RINGKERNEL_DEVICE_LL_RING_H_
+#define RINGKERNEL_DEVICE_LL_RING_H_
+
+#include "ringkernel/device/atomics.h"
+#include "ringkernel/device/config.h"
+
+namespace rk {
+
+// The data words at the front of every record.
+struct LlHeader {
+  u32 type;         // message type id, or kControlTypeBase | ControlOp
+  u32 size;         // payload bytes
+  u32 actor;        // host→GPU: the receiver; GPU→host: the sender
+  u32 peer;         // GPU→host dead letters: the original sender; else 0
+  u32 aux;          // GPU→host: OutboundKind | reason << 8; control: an argument
+  u32 reserved;
+  u64 correlation;  // Ask correlation id; control: an argument
+  u64 hlc;          // HLC stamp; control: the control sequence number
+};
+inline constexpr u32 kLlHeaderWords = sizeof(LlHeader) / 4;
+static_assert(sizeof(LlHeader) == 40, "LlHeader is ten data words");
+static_assert(__builtin_offsetof(LlHeader, correlation) == 24, "LlHeader::correlation");
+static_assert(__builtin_offsetof(LlHeader, hlc) == 32, "LlHeader::hlc");
+
+// The consumer-owned part of a ring, at the start of its mapped region; the
+// slots follow at `kLlSlotsOffset`.
+struct alignas(kLineBytes) LlRingHeader {
+  PaddedIndex head;  // next position to read; written by the consumer only
+  u32 capacity_log2;
+  u32 slot_words;
+  u32 max_payload;
+  u8 pad[kLineBytes - 3 * sizeof(u32)];
+};
+inline constexpr u32 kLlSlotsOffset = sizeof(LlRingHeader);
+static_assert(sizeof(LlRingHeader) == 2 * kLineBytes, "LlRingHeader is two lines");
+
+// Words of one slot for payloads of up to `max_payload` bytes, rounded to a
+// multiple of 64 words (512 bytes) so a warp's 16-byte loads tile it.
+RK_HOST_DEVICE constexpr u32 LlSlotWords(u32 max_payload) {
+  return static_cast<u32>(AlignUp(kLlHeaderWords + (max_payload + 3) / 4, 64));
+}
+RK_HOST_DEVICE constexpr u64 LlRingBytes(u32 capacity_log2, u32 slot_words) {
+  return kLlSlotsOffset + (u64{1} << capacity_log2) * slot_words * 8;
+}
+
+// The flag of every word written at position `pos`: the lap number, with the
+// top bit set so that zeroed memory never looks written.
+RK_HOST_DEVICE constexpr u32 LlFlag(u64 pos, u32 capacity_log2) {
+  return static_cast<u32>((pos >> capacity_log2) & 0x7FFFFFFFu) | 0x80000000u;
+}
+RK_HOST_DEVICE constexpr u64 LlWord(u32 data, u32 flag) { return (static_cast<u64>(flag) << 32) | data; }
+RK_HOST_DEVICE constexpr u32 LlData(u64 word) { return static_cast<u32>(word); }
+RK_HOST_DEVICE constexpr u32 LlWordFlag(u64 word) { return static_cast<u32>(word >> 32); }
+
+RK_HOST_DEVICE RK_FORCEINLINE u64* LlSlot(u64* slots, u32 slot_words, u32 capacity_log2, u64 pos) {
+  return slots + (pos & ((u64{1} << capacity_log2) - 1)) * slot_words;
+}
+RK_HOST_DEVICE RK_FORCEINLINE const u64* LlSlot(const u64* slots, u32 slot_words, u32 capacity_log2, u64 pos) {
+  return slots + (pos & ((u64{1} << capacity_log2) - 1)) * slot_words;
+}
+
+// Reserves one position. `tail` is the producers' shared counter and
+// `cached_head` their shared copy of the consumer's `head` (both in the
+// producers' memory); `head` is the consumer's published index. Reads `head`
+// — across the bus — only when the cached copy says the ring is full.
+// Returns false when the ring is full.
+RK_HOST_DEVICE inline bool LlTryReserve(u64* tail, u64* cached_head, const u64* head, u32 capacity_log2, u64* pos) {
+  const u64 capacity = u64{1} << capacity_log2;
+  u64 t = LoadRelaxedGpu(tail);
+  u64 h = LoadAcquireGpu(cached_head);
+  for (;;) {
+    if (static_cast<i64>(t - h) < 0) {  // `t` older than the cached head
+      t = LoadRelaxedGpu(tail);
+      continue;
+    }
+    if (t - h >= capacity) {
+      // Acquire pairs with the consumer's release: it has finished reading
+      // the slot before we overwrite it.
+      const u64 fresh = LoadAcquireSys(head);
+      if (fresh == h) return false;
+      // Keep the cache monotonic; a release store so that other producers
+      // that acquire it inherit our synchronisation with the consumer.
+      u64 seen = h;
+      while (static_cast<i64>(fresh - seen) > 0) {
+        const u64 prev = CompareExchangeAcqRelGpu(cached_head, seen, fresh);
+        if (prev == seen) break;
+        seen = prev;
+      }
+      h = fresh;
+      continue;
+    }
+    const u64 seen = CompareExchangeGpu(tail, t, t + 1);
+    if (seen == t) {
+      *pos = t;
+      return true;
+    }
+    t = seen;
+  }
+}
+
+// Writes a record at `slot` with `flag`. Any order of the word stores is
+// fine: the reader checks every word. One thread writes the whole record.
+RK_HOST_DEVICE inline void LlWriteRecord(u64* slot, u32 flag, const LlHeader& h, const void* payload) {
+  const u32* hw = reinterpret_cast<const u32*>(&h);
+  for (u32 i = 0; i < kLlHeaderWords; i += 2) {
+    StoreRelaxedSysPair(slot + i, LlWord(hw[i], flag), LlWord(hw[i + 1], flag));
+  }
+  const u8* bytes = static_cast<const u8*>(payload);
+  const u32 full_words = h.size / 4;
+  u64* out = slot + kLlHeaderWords;
+  if ((reinterpret_cast<u64>(bytes) & 3) == 0) {
+    const u32* w = reinterpret_cast<const u32*>(bytes);
+    u32 i = 0;
+    for (; i + 1 < full_words; i += 2) StoreRelaxedSysPair(out + i, LlWord(w[i], flag), LlWord(w[i + 1], flag));
+    for (; i < full_words; ++i) StoreRelaxedSys(out + i, LlWord(w[i], flag));
+  } else {
+    for (u32 i = 0; i < full_words; ++i) {
+      const u32 v = static_cast<u32>(bytes[4 * i]) | static_cast<u32>(bytes[4 * i + 1]) << 8 |
+                    static_cast<u32>(bytes[4 * i + 2]) << 16 | static_cast<u32>(bytes[4 * i + 3]) << 24;
+      StoreRelaxedSys(out + i, LlWord(v, flag));
+    }
+  }
+  const u32 rest = h.size & 3;
+  if (rest != 0) {
+    u32 v = 0;
+    for (u32 b = 0; b < rest; ++b) v |= static_cast<u32>(bytes[4 * full_words + b]) << (8 * b);
+    StoreRelaxedSys(out + full_words, LlWord(v, flag));
+  }
+}
+
+enum class LlReadResult : u32 {
+  kNotReady = 0,  // some word of the record is not written yet
+  kReady = 1,     // the header and payload were copied out
+  kCorrupt = 2,   // the header is complete but names a size the slot can't hold
+};
+
+// Reads the record at `slot` if every word shows `flag`. Copies the header to
+// `*h` and the payload (`h->size` bytes) to `payload`, which must hold
+// `max_payload` bytes rounded up to 4.
+RK_HOST_DEVICE inline LlReadResult LlTryReadRecord(const u64* slot, u32 flag, u32 max_payload, LlHeader* h,
+                                                  void* payload) {
+  u32* hw = reinterpret_cast<u32*>(h);
+  for (u32 i = 0; i < kLlHeaderWords; i += 2) {
+    u64 a, b;
+    LoadRelaxedSysPair(slot + i, &a, &b);
+    if (LlWordFlag(a) != flag || LlWordFlag(b) != flag) return LlReadResult::kNotReady;
+    hw[i] = LlData(a);
+    hw[i + 1] = LlData(b);
+  }
+  if (h->size > max_payload) return LlReadResult::kCorrupt;
+  const u32 words = (h->size + 3) / 4;
+  u32* out = static_cast<u32*>(payload);
+  const u64* in = slot + kLlHeaderWords;
+  for (u32 i = 0; i < words; ++i) {
+    const u64 w = LoadRelaxedSys(in + i);
+    if (LlWordFlag(w) != flag) return LlReadResult::kNotReady;
+    out[i] = LlData(w);
+  }
+  return LlReadResult::kReady;
+}
+
+// Gives slots before `new_head` back to the producers. Consumer only.
+RK_HOST_DEVICE RK_FORCEINLINE void LlRelease(LlRingHeader* ring, u64 new_head) {
+  StoreReleaseSys(&ring->head.value, new_head);
+}
+
+}  // namespace rk
+
+#endif  // RINGKERNEL_DEVICE_LL_RING_H_

@@ -1,0 +1,180 @@
+// Copyright 2026 The RingKernel Authors.
+//
+// system_layout.h: the tables a running system keeps, shared by the host
+// runtime (which allocates and reads them) and the persistent kernel (which
+// owns them while it runs).
+//
+// Device memory (the kernel's, read by the host only after it exits):
+//   * `ActorSlot`    — one per actor: its mailbox, state, type, owner and the
+//                      counters its owner keeps;
+//   * `DeviceShared` — run flags and the GPU→host ring's producer side;
+//   * the worker lists and the routing table.
+// Mapped pinned host memory (the host reads it at any time, without stopping
+// the kernel):
+//   * `SystemControl` — kernel state, acknowledgements of control records,
+//                       flush epochs, system counters;
+//   * `ActorControl`  — per-actor status and counters, flushed periodically
+//                       and on demand by the monitor warp (never a bus write
+//                       per message);
+//   * `WorkerControl` — per-worker heartbeat and counters, flushed likewise;
+//   * the running table — per worker thread, the actor whose handler it is
+//                       running, written by the worker itself so that the
+//                       host can name the actor after a device fault.
+// Every index with a single writer sits alone on a 128-byte line.
+#ifndef RINGKERNEL_DEVICE_SYSTEM_LAYOUT_H_
+#define RINGKERNEL_DEVICE_SYSTEM_LAYOUT_H_
+
+#include "ringkernel/device/atomics.h"
+#include "ringkernel/device/config.h"
+#include "ringkernel/device/ll_ring.h"
+#include "ringkernel/device/mailbox.h"
+#include "ringkernel/device/types.h"
+
+namespace rk {
+
+// The version of everything in this file and of the kernel's entry point.
+// Packages record it; the runtime refuses images built for another.
+inline constexpr u32 kAbiVersion = 1;
+
+// The kernel's entry point, as codegen emits it.
+#define RK_KERNEL_ENTRY_NAME "rk_system_kernel"
+
+// Per-actor record in device memory. The service warp writes the first
+// fields at spawn; afterwards the owning worker is the only writer of the
+// counters, and the monitor warp reads them to flush.
+struct alignas(kLineBytes) ActorSlot {
+  u64 mailbox;        // MailboxHeader* in device memory
+  u64 state;          // the actor's state in device memory
+  u32 type;           // actor type id
+  u32 status;         // ActorState; release-stored
+  u32 worker;         // owning worker
+  u32 fail_code;      // the code given to ctx.fail
+  u64 hlc;            // the actor's clock (owner only)
+  u64 handled;        // messages handled (owner)
+  u64 dead_lettered;  // accepted messages reported instead of handled (owner)
+  u64 sent;           // sends that returned kOk (owner)
+  u64 send_full;      // sends that returned kFull
+  u64 send_no_actor;  // sends that returned kNoActor
+  u64 send_other;     // sends that returned kTooLarge or kNoHandler
+  u64 rejected;       // messages for this actor the ingress could not deliver
+  u64 start;          // the mailbox's first position
+  u8 pad[kLineBytes - 112];
+};
+static_assert(sizeof(ActorSlot) == kLineBytes, "ActorSlot is one line");
+static_assert(__builtin_offsetof(ActorSlot, status) == 20, "ActorSlot::status");
+static_assert(__builtin_offsetof(ActorSlot, hlc) == 32, "ActorSlot::hlc");
+
+// Run states of the kernel (SystemControl::state and DeviceShared::run).
+enum class KernelState : u32 {
+  kNotStarted = 0,
+  kRunning = 1,
+  kDraining = 2,  // no more host input; halts once quiescent
+  kHalting = 3,   // workers finish the message in hand and exit
+  kExited = 4,    // every block has left; the control blocks are final
+};
+
+// Device-memory state shared by all blocks.
+struct alignas(kLineBytes) DeviceShared {
+  PaddedIndex run;              // KernelState; written by the service block
+  PaddedIndex outbound_tail;    // GPU→host ring: producers' CAS counter
+  PaddedIndex outbound_cached;  // producers' copy of the host's head
+  PaddedIndex ingress_done;     // 1 once the ingress has stopped for good
+  PaddedIndex flush_request;    // control seq of a pending kFlush
+  PaddedIndex workers_exited;   // count of worker blocks that left their loop
+  PaddedIndex outbound_full;    // host-bound sends that found the ring full
+  PaddedIndex ingress_dead;     // host messages the ingress dead-lettered
+};
+
+// Mapped: the host's view of the whole system.
+struct alignas(kLineBytes) SystemControl {
+  PaddedIndex state;            // KernelState (GPU writes)
+  PaddedIndex ack;              // seq of the last control record applied (GPU)
+  PaddedIndex flush_epoch;      // incremented after each complete flush (GPU)
+  PaddedIndex flush_ack;        // control seq of the last kFlush served (GPU)
+  PaddedIndex host_request;     // host writes 1: halt now (force), polled by the monitor
+  PaddedIndex ingress_error;    // first corrupt host record seen: position + 1 (GPU)
+  PaddedIndex ingress_messages; // host messages delivered to mailboxes (GPU, flushed)
+  PaddedIndex ingress_dead;     // host messages dead-lettered by the ingress (GPU, flushed)
+  PaddedIndex outbound_full;    // host-bound sends refused: ring full (GPU, flushed)
+  PaddedIndex last_flush_ns;    // %globaltimer at the last flush (GPU)
+};
+
+// Mapped: one actor as the host sees it.
+struct alignas(kLineBytes) ActorControl {
+  u64 status;         // ActorState | fail_code << 32
+  u64 received;       // messages accepted into its mailbox
+  u64 handled;
+  u64 dead_lettered;
+  u64 sent;
+  u64 send_full;
+  u64 send_no_actor;
+  u64 send_other;
+  u64 rejected;
+  u64 hlc;
+  u64 depth;          // received - handled - dead_lettered at the flush
+  u8 pad[kLineBytes - 88];
+};
+static_assert(sizeof(ActorControl) == kLineBytes, "ActorControl is one line");
+
+// Mapped: one worker block as the host sees it.
+struct alignas(kLineBytes) WorkerControl {
+  u64 heartbeat;      // loop iterations, flushed
+  u64 handled;        // messages handled by this worker
+  u64 exited;         // 1 once the worker left its loop
+  u8 pad[kLineBytes - 24];
+};
+static_assert(sizeof(WorkerControl) == kLineBytes, "WorkerControl is one line");
+
+// An entry of the running table: 0 when idle, else the actor index + 1 in
+// the low 32 bits and the message type in the high 32.
+RK_HOST_DEVICE constexpr u64 RunningEntry(u32 actor, u32 type) {
+  return static_cast<u64>(actor + 1) | static_cast<u64>(type) << 32;
+}
+
+// The payload of a kSpawn control record.
+struct SpawnRecord {
+  u32 actor;
+  u32 type;
+  u32 worker;
+  u32 mailbox_log2;
+  u64 mailbox;
+  u64 state;
+  u32 slot_bytes;
+  u32 reserved;
+};
+static_assert(sizeof(SpawnRecord) == 40, "SpawnRecord layout");
+
+// Everything the kernel needs, in device memory; its address is the kernel's
+// only parameter.
+struct SystemParams {
+  // Device memory.
+  ActorSlot* actors;
+  u32* worker_lists;          // num_workers × max_actors_per_worker actor indices
+  u32* worker_counts;         // num_workers counts, release-stored by the service warp
+  u32* routes;                // num_routes actor indices (kNoActorValue: unbound)
+  DeviceShared* shared;
+  // Mapped memory (device addresses).
+  LlRingHeader* inbound;      // host → GPU
+  LlRingHeader* outbound;     // GPU → host
+  SystemControl* control;
+  ActorControl* actor_control;
+  WorkerControl* worker_control;
+  u64* running;               // num_workers × threads_per_block entries
+  // Sizes and options.
+  u32 max_actors;
+  u32 num_workers;
+  u32 max_actors_per_worker;
+  u32 num_routes;
+  u32 threads_per_block;
+  u32 scratch_bytes;
+  u32 batch_max;              // messages an actor handles before its worker moves on
+  u32 idle_backoff_max_ns;
+  u64 flush_interval_ns;
+  u64 ingress_full_timeout_ns;
+  u32 track_running;          // 1: keep the running table for fault attribution
+  u32 reserved;
+};
+
+}  // namespace rk
+
+#endif  // RINGKERNEL_DEVICE_SYSTEM_LAYOUT_H_

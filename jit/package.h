@@ -1,0 +1,94 @@
+// Copyright 2026 The RingKernel Authors.
+//
+// package.h: the `.rkpkg` file — a program built ahead of time.
+//
+// A package holds the HandlerModel (actors, handlers and their ids, message
+// layouts, routes, sources), the build options, the toolchain versions and
+// one image per architecture. It is versioned and every part is checksummed:
+// ReadPackage refuses a truncated, corrupted or foreign file with an error
+// that says which check failed, and never crashes on one.
+//
+// File format (little-endian):
+//   magic "RKPKG\r\n\x1a" (8 bytes) | u32 format version | u32 section count
+//   | u64 total file size | u64 xxh64 of the section table
+//   | section table: count × {u32 kind, u32 reserved, u64 offset, u64 size, u64 xxh64}
+//   | section bytes...
+// Section kinds: 1 = manifest (JSON), 2 = image (index order as the manifest's
+// "images" array).
+//
+// Example:
+//   RK_RETURN_IF_ERROR(rk::jit::WritePackage(pkg, "bank.rkpkg"));
+//   RK_ASSIGN_OR_RETURN(rk::jit::Package p, rk::jit::ReadPackage("bank.rkpkg"));
+//   const rk::jit::ArchImage* img = rk::jit::SelectImage(p, 90);
+#ifndef RINGKERNEL_JIT_PACKAGE_H_
+#define RINGKERNEL_JIT_PACKAGE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "jit/compiled_image.h"
+#include "jit/handler_model.h"
+#include "nlohmann/json.hpp"
+
+namespace rk::jit {
+
+inline constexpr uint32_t kPackageFormatVersion = 1;
+
+// How the program was built.
+struct BuildOptions {
+  std::vector<std::string> archs = {"sm_89", "sm_90"};  // cubins; PTX is added for the newest
+  bool ptx = true;                      // also carry PTX for newer GPUs
+  uint32_t max_payload = 4096;          // bytes
+  bool line_info = true;                // -lineinfo, for compute-sanitizer and profilers
+  std::vector<std::string> defines;     // -D for the fragments
+  std::vector<std::string> include_dirs;
+
+  nlohmann::json ToJson() const;
+  static absl::StatusOr<BuildOptions> FromJson(const nlohmann::json& json);
+  friend bool operator==(const BuildOptions&, const BuildOptions&) = default;
+};
+
+// Versions of what produced a package.
+struct Toolchain {
+  std::string ringkernel;   // project version
+  uint32_t abi = 0;         // rk::kAbiVersion of the device headers
+  std::string nvrtc;        // "13.0"
+  std::string libclang;     // clang_getClangVersion()
+
+  nlohmann::json ToJson() const;
+  static absl::StatusOr<Toolchain> FromJson(const nlohmann::json& json);
+  friend bool operator==(const Toolchain&, const Toolchain&) = default;
+};
+
+struct Package {
+  HandlerModel model;
+  BuildOptions options;
+  Toolchain toolchain;
+  std::vector<ArchImage> images;
+  std::string generated_source;  // the CUDA unit codegen produced (for inspect and debugging)
+
+  friend bool operator==(const Package&, const Package&) = default;
+};
+
+// Serialises `package`; the bytes are deterministic for equal packages.
+std::string SerializePackage(const Package& package);
+// Validates and parses package bytes; `name` is used in error messages.
+absl::StatusOr<Package> ParsePackage(std::string_view bytes, std::string_view name = "package");
+
+// Writes atomically (temporary file + rename). Errors name the path.
+absl::Status WritePackage(const Package& package, const std::string& path);
+absl::StatusOr<Package> ReadPackage(const std::string& path);
+
+// The image for a device of compute capability `capability` (major*10+minor):
+// its exact cubin, else the newest PTX not newer than the device, else null.
+const ArchImage* SelectImage(const Package& package, int capability);
+
+// "sm_89, sm_90, compute_90 (PTX)": what a package can run on, for errors.
+std::string DescribeImages(const Package& package);
+
+}  // namespace rk::jit
+
+#endif  // RINGKERNEL_JIT_PACKAGE_H_

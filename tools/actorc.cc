@@ -1,0 +1,2 @@
+// Copyright 2026 The RingKernel Authors.
+int main() { return 2; }
