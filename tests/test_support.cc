@@ -15,9 +15,17 @@
 
 namespace rk::testing {
 
-std::string SourceDir() { return RK_SOURCE_DIR; }
-std::string TestDataDir() { return RK_TEST_DATA_DIR; }
-std::string ActorcPath() { return RK_ACTORC_PATH; }
+// The build records where the sources and actorc are; a test run on another
+// machine (the GPU test script) points at their copies there instead.
+std::string SourceDir() {
+  const char* dir = std::getenv("RINGKERNEL_SOURCE_DIR");
+  return dir != nullptr && *dir != 0 ? dir : RK_SOURCE_DIR;
+}
+std::string TestDataDir() { return SourceDir() + "/tests/data"; }
+std::string ActorcPath() {
+  const char* path = std::getenv("RINGKERNEL_ACTORC");
+  return path != nullptr && *path != 0 ? path : RK_ACTORC_PATH;
+}
 
 std::string ReadFileOrDie(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

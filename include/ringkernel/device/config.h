@@ -48,6 +48,16 @@
 #include <cstdint>
 #endif
 
+// Layout assertions on field offsets. NVRTC has no compile-time offsetof, so
+// there the check is left to the host compiler, which compiles the same
+// declarations (sizes and alignments are asserted in every compiler).
+#if defined(__CUDACC_RTC__)
+#define RK_ASSERT_OFFSET(type, field, value) static_assert(true, "")
+#else
+#define RK_ASSERT_OFFSET(type, field, value) \
+  static_assert(__builtin_offsetof(type, field) == (value), #type "::" #field " is at " #value)
+#endif
+
 namespace rk {
 
 using u8 = unsigned char;

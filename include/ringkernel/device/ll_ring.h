@@ -45,8 +45,8 @@ struct LlHeader {
 };
 inline constexpr u32 kLlHeaderWords = sizeof(LlHeader) / 4;
 static_assert(sizeof(LlHeader) == 40, "LlHeader is ten data words");
-static_assert(__builtin_offsetof(LlHeader, correlation) == 24, "LlHeader::correlation");
-static_assert(__builtin_offsetof(LlHeader, hlc) == 32, "LlHeader::hlc");
+RK_ASSERT_OFFSET(LlHeader, correlation, 24);
+RK_ASSERT_OFFSET(LlHeader, hlc, 32);
 
 // The consumer-owned part of a ring, at the start of its mapped region; the
 // slots follow at `kLlSlotsOffset`.
@@ -126,8 +126,36 @@ RK_HOST_DEVICE inline bool LlTryReserve(u64* tail, u64* cached_head, const u64* 
 
 // Writes a record at `slot` with `flag`. Any order of the word stores is
 // fine: the reader checks every word. One thread writes the whole record.
+// The header as data words, field by field (no type punning).
+RK_HOST_DEVICE inline void LlHeaderToWords(const LlHeader& h, u32* w) {
+  w[0] = h.type;
+  w[1] = h.size;
+  w[2] = h.actor;
+  w[3] = h.peer;
+  w[4] = h.aux;
+  w[5] = h.reserved;
+  w[6] = static_cast<u32>(h.correlation);
+  w[7] = static_cast<u32>(h.correlation >> 32);
+  w[8] = static_cast<u32>(h.hlc);
+  w[9] = static_cast<u32>(h.hlc >> 32);
+}
+
+RK_HOST_DEVICE inline LlHeader LlHeaderFromWords(const u32* w) {
+  LlHeader h;
+  h.type = w[0];
+  h.size = w[1];
+  h.actor = w[2];
+  h.peer = w[3];
+  h.aux = w[4];
+  h.reserved = w[5];
+  h.correlation = static_cast<u64>(w[6]) | static_cast<u64>(w[7]) << 32;
+  h.hlc = static_cast<u64>(w[8]) | static_cast<u64>(w[9]) << 32;
+  return h;
+}
+
 RK_HOST_DEVICE inline void LlWriteRecord(u64* slot, u32 flag, const LlHeader& h, const void* payload) {
-  const u32* hw = reinterpret_cast<const u32*>(&h);
+  u32 hw[kLlHeaderWords];
+  LlHeaderToWords(h, hw);
   for (u32 i = 0; i < kLlHeaderWords; i += 2) {
     StoreRelaxedSysPair(slot + i, LlWord(hw[i], flag), LlWord(hw[i + 1], flag));
   }
@@ -165,7 +193,7 @@ enum class LlReadResult : u32 {
 // `max_payload` bytes rounded up to 4.
 RK_HOST_DEVICE inline LlReadResult LlTryReadRecord(const u64* slot, u32 flag, u32 max_payload, LlHeader* h,
                                                   void* payload) {
-  u32* hw = reinterpret_cast<u32*>(h);
+  u32 hw[kLlHeaderWords];
   for (u32 i = 0; i < kLlHeaderWords; i += 2) {
     u64 a, b;
     LoadRelaxedSysPair(slot + i, &a, &b);
@@ -173,6 +201,7 @@ RK_HOST_DEVICE inline LlReadResult LlTryReadRecord(const u64* slot, u32 flag, u3
     hw[i] = LlData(a);
     hw[i + 1] = LlData(b);
   }
+  *h = LlHeaderFromWords(hw);
   if (h->size > max_payload) return LlReadResult::kCorrupt;
   const u32 words = (h->size + 3) / 4;
   u32* out = static_cast<u32*>(payload);
@@ -183,6 +212,17 @@ RK_HOST_DEVICE inline LlReadResult LlTryReadRecord(const u64* slot, u32 flag, u3
     out[i] = LlData(w);
   }
   return LlReadResult::kReady;
+}
+
+// Consumer only, after reading a record and before releasing its slot.
+// A record rewrites only the words it uses, and flags repeat every 2^31 laps:
+// a word no record touched for that long would show the current flag again
+// and be taken as part of a record still being written. So once every 2^30
+// laps the consumer stamps the slot's unused words with the current flag;
+// the release of `head` orders these stores before the next producer's.
+RK_HOST_DEVICE inline void LlStampUnusedWords(u64* slot, u32 slot_words, u32 flag, u32 record_size) {
+  if ((flag & 0x3FFFFFFFu) != 0) return;
+  for (u32 i = kLlHeaderWords + (record_size + 3) / 4; i < slot_words; ++i) StoreRelaxedSys(slot + i, LlWord(0, flag));
 }
 
 // Gives slots before `new_head` back to the producers. Consumer only.

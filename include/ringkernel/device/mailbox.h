@@ -49,12 +49,12 @@ struct alignas(16) Envelope {
 inline constexpr u32 kEnvelopeBytes = 48;
 static_assert(sizeof(Envelope) == kEnvelopeBytes, "Envelope layout is an ABI");
 static_assert(alignof(Envelope) == 16, "payloads are 16-byte aligned");
-static_assert(__builtin_offsetof(Envelope, seq) == 0, "Envelope::seq");
-static_assert(__builtin_offsetof(Envelope, type) == 8, "Envelope::type");
-static_assert(__builtin_offsetof(Envelope, size) == 12, "Envelope::size");
-static_assert(__builtin_offsetof(Envelope, sender) == 16, "Envelope::sender");
-static_assert(__builtin_offsetof(Envelope, correlation) == 24, "Envelope::correlation");
-static_assert(__builtin_offsetof(Envelope, hlc) == 32, "Envelope::hlc");
+RK_ASSERT_OFFSET(Envelope, seq, 0);
+RK_ASSERT_OFFSET(Envelope, type, 8);
+RK_ASSERT_OFFSET(Envelope, size, 12);
+RK_ASSERT_OFFSET(Envelope, sender, 16);
+RK_ASSERT_OFFSET(Envelope, correlation, 24);
+RK_ASSERT_OFFSET(Envelope, hlc, 32);
 
 // The largest alignment a message type may require (its payload starts at a
 // 16-byte boundary of the slot).
@@ -68,9 +68,9 @@ struct alignas(kLineBytes) MailboxHeader {
   u8 pad[kLineBytes - 2 * sizeof(u32)];
 };
 static_assert(sizeof(MailboxHeader) == 3 * kLineBytes, "MailboxHeader is three lines");
-static_assert(__builtin_offsetof(MailboxHeader, tail) == 0, "MailboxHeader::tail");
-static_assert(__builtin_offsetof(MailboxHeader, head) == kLineBytes, "MailboxHeader::head");
-static_assert(__builtin_offsetof(MailboxHeader, capacity_log2) == 2 * kLineBytes, "MailboxHeader::capacity_log2");
+RK_ASSERT_OFFSET(MailboxHeader, tail, 0);
+RK_ASSERT_OFFSET(MailboxHeader, head, kLineBytes);
+RK_ASSERT_OFFSET(MailboxHeader, capacity_log2, 2 * kLineBytes);
 
 // Slot size for messages of up to `max_payload` bytes.
 RK_HOST_DEVICE constexpr u32 MailboxSlotBytes(u32 max_payload) {
@@ -86,10 +86,16 @@ RK_HOST_DEVICE RK_FORCEINLINE u64 MailboxCapacity(const MailboxHeader* box) {
   return u64{1} << box->capacity_log2;
 }
 
-RK_HOST_DEVICE RK_FORCEINLINE Envelope* MailboxSlot(MailboxHeader* box, u64 pos) {
+// The slot of `pos`, for a mailbox whose geometry the caller already has
+// (in registers: re-reading the header costs a trip to memory).
+RK_HOST_DEVICE RK_FORCEINLINE Envelope* MailboxSlotAt(MailboxHeader* box, u32 capacity_log2, u32 slot_bytes, u64 pos) {
   u8* slots = reinterpret_cast<u8*>(box) + sizeof(MailboxHeader);
-  const u64 index = pos & (MailboxCapacity(box) - 1);
-  return reinterpret_cast<Envelope*>(slots + index * box->slot_bytes);
+  const u64 index = pos & ((u64{1} << capacity_log2) - 1);
+  return reinterpret_cast<Envelope*>(slots + index * slot_bytes);
+}
+
+RK_HOST_DEVICE RK_FORCEINLINE Envelope* MailboxSlot(MailboxHeader* box, u64 pos) {
+  return MailboxSlotAt(box, box->capacity_log2, box->slot_bytes, pos);
 }
 
 RK_HOST_DEVICE RK_FORCEINLINE u8* EnvelopePayload(Envelope* e) {
@@ -123,8 +129,14 @@ RK_HOST_DEVICE inline void MailboxInit(MailboxHeader* box, u32 capacity_log2, u3
 // Reserves up to `n` consecutive positions. Returns how many were reserved
 // (0 when the mailbox is full) and stores the first in `*first`. The caller
 // must publish every position it reserved.
+RK_HOST_DEVICE inline u32 MailboxTryReserveN(MailboxHeader* box, u64 capacity, u32 n, u64* first);
+
 RK_HOST_DEVICE inline u32 MailboxTryReserve(MailboxHeader* box, u32 n, u64* first) {
-  const u64 capacity = MailboxCapacity(box);
+  return MailboxTryReserveN(box, MailboxCapacity(box), n, first);
+}
+
+// As MailboxTryReserve, for a mailbox of `capacity` slots.
+RK_HOST_DEVICE inline u32 MailboxTryReserveN(MailboxHeader* box, u64 capacity, u32 n, u64* first) {
   u64 tail = LoadRelaxedGpu(&box->tail.value);
   for (;;) {
     // Acquire pairs with the owner's release of `head`: its reads of the
@@ -153,9 +165,14 @@ RK_HOST_DEVICE inline u32 MailboxTryReserve(MailboxHeader* box, u32 n, u64* firs
 RK_HOST_DEVICE RK_FORCEINLINE void MailboxPublish(Envelope* e, u64 pos) { StoreReleaseGpu(&e->seq, pos + 1); }
 
 // The envelope at `pos` if it is published, else null. Owner only.
-RK_HOST_DEVICE RK_FORCEINLINE Envelope* MailboxPeek(MailboxHeader* box, u64 pos) {
-  Envelope* e = MailboxSlot(box, pos);
+RK_HOST_DEVICE RK_FORCEINLINE Envelope* MailboxPeekAt(MailboxHeader* box, u32 capacity_log2, u32 slot_bytes,
+                                                     u64 pos) {
+  Envelope* e = MailboxSlotAt(box, capacity_log2, slot_bytes, pos);
   return LoadAcquireGpu(&e->seq) == pos + 1 ? e : nullptr;
+}
+
+RK_HOST_DEVICE RK_FORCEINLINE Envelope* MailboxPeek(MailboxHeader* box, u64 pos) {
+  return MailboxPeekAt(box, box->capacity_log2, box->slot_bytes, pos);
 }
 
 // Gives every slot before `new_head` back to the producers. Owner only.

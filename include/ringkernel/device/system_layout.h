@@ -42,11 +42,16 @@ inline constexpr u32 kAbiVersion = 1;
 // Per-actor record in device memory. The service warp writes the first
 // fields at spawn; afterwards the owning worker is the only writer of the
 // counters, and the monitor warp reads them to flush.
+//
+// The first 32 bytes are what a sender needs, read with two 16-byte loads in
+// one round trip: every dependent load on the send path is a trip to L2.
 struct alignas(kLineBytes) ActorSlot {
   u64 mailbox;        // MailboxHeader* in device memory
-  u64 state;          // the actor's state in device memory
   u32 type;           // actor type id
   u32 status;         // ActorState; release-stored
+  u64 state;          // the actor's state in device memory
+  u32 mailbox_log2;   // the mailbox's capacity, log2
+  u32 slot_bytes;     // the mailbox's slot size
   u32 worker;         // owning worker
   u32 fail_code;      // the code given to ctx.fail
   u64 hlc;            // the actor's clock (owner only)
@@ -61,8 +66,12 @@ struct alignas(kLineBytes) ActorSlot {
   u8 pad[kLineBytes - 112];
 };
 static_assert(sizeof(ActorSlot) == kLineBytes, "ActorSlot is one line");
-static_assert(__builtin_offsetof(ActorSlot, status) == 20, "ActorSlot::status");
-static_assert(__builtin_offsetof(ActorSlot, hlc) == 32, "ActorSlot::hlc");
+RK_ASSERT_OFFSET(ActorSlot, type, 8);
+RK_ASSERT_OFFSET(ActorSlot, status, 12);
+RK_ASSERT_OFFSET(ActorSlot, state, 16);
+RK_ASSERT_OFFSET(ActorSlot, mailbox_log2, 24);
+RK_ASSERT_OFFSET(ActorSlot, hlc, 40);
+RK_ASSERT_OFFSET(ActorSlot, start, 104);
 
 // Run states of the kernel (SystemControl::state and DeviceShared::run).
 enum class KernelState : u32 {
@@ -83,7 +92,18 @@ struct alignas(kLineBytes) DeviceShared {
   PaddedIndex workers_exited;   // count of worker blocks that left their loop
   PaddedIndex outbound_full;    // host-bound sends that found the ring full
   PaddedIndex ingress_dead;     // host messages the ingress dead-lettered
+  PaddedIndex ingress_messages; // host messages the ingress delivered
+  PaddedIndex actor_count;      // actor indices in use (high-water mark + 1)
 };
+
+// Device-memory statistics of one worker block, kept by its thread 0.
+struct alignas(64) WorkerStats {
+  u64 iterations;  // loop iterations (the heartbeat)
+  u64 handled;     // messages handled by this worker
+  u64 exited;      // 1 once the worker left its loop
+  u8 pad[64 - 24];
+};
+static_assert(sizeof(WorkerStats) == 64, "WorkerStats layout");
 
 // Mapped: the host's view of the whole system.
 struct alignas(kLineBytes) SystemControl {
@@ -153,13 +173,23 @@ struct SystemParams {
   u32* worker_counts;         // num_workers counts, release-stored by the service warp
   u32* routes;                // num_routes actor indices (kNoActorValue: unbound)
   DeviceShared* shared;
+  WorkerStats* worker_stats;  // num_workers
   // Mapped memory (device addresses).
   LlRingHeader* inbound;      // host → GPU
   LlRingHeader* outbound;     // GPU → host
+  u64* inbound_slots;
+  u64* outbound_slots;
   SystemControl* control;
   ActorControl* actor_control;
   WorkerControl* worker_control;
   u64* running;               // num_workers × threads_per_block entries
+  // The rings' shapes (copies of their headers, so the GPU never reads
+  // them across the bus).
+  u32 inbound_log2;
+  u32 inbound_slot_words;
+  u32 outbound_log2;
+  u32 outbound_slot_words;
+  u32 max_payload;
   // Sizes and options.
   u32 max_actors;
   u32 num_workers;
@@ -169,11 +199,20 @@ struct SystemParams {
   u32 scratch_bytes;
   u32 batch_max;              // messages an actor handles before its worker moves on
   u32 idle_backoff_max_ns;
+  u32 reserved0;
   u64 flush_interval_ns;
   u64 ingress_full_timeout_ns;
   u32 track_running;          // 1: keep the running table for fault attribution
-  u32 reserved;
+  u32 reserved1;
 };
+// The host writes this struct and the kernel reads it: one layout for both.
+static_assert(sizeof(SystemParams) == 192, "SystemParams layout");
+static_assert(alignof(SystemParams) == 8, "SystemParams alignment");
+RK_ASSERT_OFFSET(SystemParams, running, 104);
+RK_ASSERT_OFFSET(SystemParams, inbound_log2, 112);
+RK_ASSERT_OFFSET(SystemParams, max_actors, 132);
+RK_ASSERT_OFFSET(SystemParams, flush_interval_ns, 168);
+RK_ASSERT_OFFSET(SystemParams, track_running, 184);
 
 }  // namespace rk
 
