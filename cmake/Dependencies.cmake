@@ -45,6 +45,16 @@ find_path(LIBCLANG_INCLUDE_DIR clang-c/Index.h
   PATHS /usr/lib/llvm-16/include NO_DEFAULT_PATH REQUIRED)
 
 find_package(CUDAToolkit 12 REQUIRED)
-if(NOT TARGET CUDA::nvrtc)
+# NVRTC alone: CMake's CUDA::nvrtc target also links the driver stub, and the
+# driver must never be linked (it is opened at run time).
+find_library(RK_NVRTC_LIBRARY NAMES nvrtc PATHS ${CUDAToolkit_LIBRARY_DIR} ${CUDAToolkit_TARGET_DIR}/lib64
+             NO_DEFAULT_PATH)
+if(NOT RK_NVRTC_LIBRARY)
   message(FATAL_ERROR "NVRTC not found in the CUDA toolkit at ${CUDAToolkit_LIBRARY_DIR}")
 endif()
+get_filename_component(RK_NVRTC_DIR ${RK_NVRTC_LIBRARY} DIRECTORY)
+add_library(rk_nvrtc INTERFACE)
+target_include_directories(rk_nvrtc INTERFACE ${CUDAToolkit_INCLUDE_DIRS})
+target_link_libraries(rk_nvrtc INTERFACE ${RK_NVRTC_LIBRARY})
+# Binaries find NVRTC next to the toolkit at run time.
+target_link_options(rk_nvrtc INTERFACE "-Wl,-rpath,${RK_NVRTC_DIR}")
