@@ -45,11 +45,19 @@ absl::StatusOr<std::vector<SourceFile>> ReadFragments(const std::vector<std::str
 // too); with any error, the result is an InvalidArgument status whose message
 // is the formatted error diagnostics. Headers the fragments include are read
 // from the fragments' folders, then `include_dirs`, and are returned in the
-// model's `sources` with `fragment == false`. A FailedPrecondition status
-// means libclang could not be loaded.
+// model's `sources` with `fragment == false`, named as they are spelled in
+// the #include. Entries of `fragments` with `fragment == false` are in-memory
+// headers: not compiled on their own, but found by quoted includes as if
+// they were files of that name. Diagnostics name a fragment as given and a
+// header by its path (relative to the working directory when below it). A
+// FailedPrecondition status means libclang could not be loaded.
 absl::StatusOr<HandlerModel> ParseFragments(const std::vector<SourceFile>& fragments,
                                             const FrontendOptions& options,
                                             std::vector<Diagnostic>* diagnostics);
+
+// The version of the libclang the front-end uses ("... clang version
+// 16.0.6 ..."), loading it if needed; FailedPrecondition without one.
+absl::StatusOr<std::string> LibclangVersion();
 
 }  // namespace rk::jit
 

@@ -1,0 +1,5 @@
+#pragma once
+
+struct Cents {
+  long long value;
+};
