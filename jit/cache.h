@@ -12,6 +12,12 @@
 // silently wrong image. Writes go to a temporary file and are renamed into
 // place, so concurrent builds never see half an entry.
 //
+// The directory is the cache's own: Open tightens a directory we own to
+// 0700 and refuses one that another user owns (a cache others can write
+// could feed us cubins). Keys become file names, so Lookup and Store refuse
+// (InvalidArgument) keys other than up to 128 letters, digits, '_', '-' and
+// '.', not starting with '.'; CacheKeyBuilder's keys always qualify.
+//
 // Example:
 //   RK_ASSIGN_OR_RETURN(rk::jit::CompileCache cache, rk::jit::CompileCache::Open());
 //   std::string key = rk::jit::CacheKeyBuilder().Add("source", src).Add("arch", "sm_90").Finish();

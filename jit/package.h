@@ -10,11 +10,38 @@
 //
 // File format (little-endian):
 //   magic "RKPKG\r\n\x1a" (8 bytes) | u32 format version | u32 section count
-//   | u64 total file size | u64 xxh64 of the section table
-//   | section table: count × {u32 kind, u32 reserved, u64 offset, u64 size, u64 xxh64}
+//   | u64 total file size | u64 xxh64 of the section table       (32 bytes)
+//   | section table: count × {u32 kind, u32 reserved (0), u64 offset,
+//                              u64 size, u64 xxh64 of the section} (32 bytes each)
 //   | section bytes...
-// Section kinds: 1 = manifest (JSON), 2 = image (index order as the manifest's
-// "images" array).
+// Section kinds: 1 = manifest (JSON), 2 = image. The manifest is section 0
+// and the only one; image sections follow in the order of the manifest's
+// "images" array. Sections are laid out back to back in table order, with
+// no gaps, and the last ends at the end of the file: every byte of a package
+// is covered by a check.
+//
+// The manifest is a JSON object (compact, keys sorted, so equal packages
+// serialise to equal bytes):
+//   {"format_version": 1, "toolchain": Toolchain::ToJson(),
+//    "options": BuildOptions::ToJson(), "model": HandlerModel::ToJson(),
+//    "generated_source": "...",
+//    "images": [{"arch": "sm_90", "kind": "cubin" | "ptx",
+//                "resources": ResourceUsageToJson(), "log": "...",
+//                "size": N, "xxh64": "<16 hex digits>"}, ...]}
+// Text that is not valid UTF-8 (in sources, logs, generated code) is written
+// with U+FFFD in place of the bad bytes: JSON strings can't hold them.
+//
+// ParsePackage's errors, each prefixed with the package's name:
+//   * DataLoss: empty, truncated or oversized files, a section table or a
+//     section out of bounds, overlapping or with gaps, checksum mismatches
+//     (naming the section), images missing or extra, image metadata that does
+//     not match the image's bytes;
+//   * InvalidArgument: not a package (wrong magic), a manifest that is not
+//     JSON or does not match the schema (with the path of the bad value, e.g.
+//     "manifest.model.records[2].fields[0].offset: ..."), an architecture
+//     listed twice, a cubin that is not ELF;
+//   * FailedPrecondition: another format version, or images built for
+//     another device ABI (rk::kAbiVersion): rebuild with this actorc.
 //
 // Example:
 //   RK_RETURN_IF_ERROR(rk::jit::WritePackage(pkg, "bank.rkpkg"));
