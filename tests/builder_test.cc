@@ -1,0 +1,144 @@
+// Copyright 2026 The RingKernel Authors.
+//
+// The whole pipeline through jit::Builder: real parses and real NVRTC
+// compiles for sm_89 and sm_90, the cache's hits and misses, and the build
+// options it normalises. Runs without a GPU.
+#include "jit/builder.h"
+
+#include <filesystem>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "jit/package.h"
+#include "tests/test_support.h"
+
+namespace rk::jit {
+namespace {
+
+using ::rk::testing::StatusIs;
+using ::rk::testing::TempDir;
+using ::testing::HasSubstr;
+
+constexpr char kMessages[] = "struct Ping { int n; };\nstruct Pong { int n; };\n";
+constexpr char kEcho[] = R"(#include <ringkernel/actor.cuh>
+#include "messages.cuh"
+struct RK_ACTOR Echo {
+  RK_HANDLER void on(const Ping& p, rk::Ctx& ctx) { ctx.reply(Pong{p.n}); }
+};
+)";
+
+class BuilderTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ::rk::testing::WriteFileOrDie(dir_.Join("messages.cuh"), kMessages);
+    ::rk::testing::WriteFileOrDie(dir_.Join("echo.cu"), kEcho);
+    Builder::Options o;
+    o.cache_dir = dir_.Join("cache");
+    absl::StatusOr<Builder> b = Builder::Create(o);
+    ASSERT_TRUE(b.ok()) << b.status();
+    builder_.emplace(*std::move(b));
+  }
+  TempDir dir_;
+  std::optional<Builder> builder_;
+};
+
+TEST_F(BuilderTest, BuildsBothArchitecturesAndPtxThenHitsTheCache) {
+  std::vector<Diagnostic> diags;
+  absl::StatusOr<BuildResult> cold = builder_->BuildFiles({dir_.Join("echo.cu")}, BuildOptions{}, &diags);
+  ASSERT_TRUE(cold.ok()) << cold.status() << FormatDiagnostics(diags);
+  EXPECT_FALSE(cold->cache_hit);
+  ASSERT_EQ(cold->package.images.size(), 3u);
+  EXPECT_EQ(cold->package.images[0].arch, "sm_89");
+  EXPECT_EQ(cold->package.images[1].arch, "sm_90");
+  EXPECT_EQ(cold->package.images[2].arch, "compute_90");
+  EXPECT_EQ(cold->package.images[2].kind, ImageKind::kPtx);
+  EXPECT_GT(cold->package.images[0].resources.registers, 0);
+  EXPECT_EQ(cold->timings.arch_ms.size(), 2u);
+  // The header the fragment included travels in the package.
+  ASSERT_EQ(cold->package.model.sources.size(), 2u);
+  EXPECT_EQ(cold->package.model.sources[1].name, "messages.cuh");
+  EXPECT_FALSE(cold->package.model.sources[1].fragment);
+
+  absl::StatusOr<BuildResult> warm = builder_->BuildFiles({dir_.Join("echo.cu")}, BuildOptions{}, &diags);
+  ASSERT_TRUE(warm.ok()) << warm.status();
+  EXPECT_TRUE(warm->cache_hit);
+  EXPECT_EQ(warm->package, cold->package);
+  std::printf("cold build %.1f ms (parse %.1f, nvrtc %.1f), cached build %.2f ms\n", cold->timings.total_ms,
+              cold->timings.parse_ms, cold->timings.compile_ms, warm->timings.total_ms);
+}
+
+TEST_F(BuilderTest, AChangedHeaderIsAMissNotAStaleHit) {
+  std::vector<Diagnostic> diags;
+  BuildOptions o;
+  o.archs = {"sm_90"};
+  ASSERT_TRUE(builder_->BuildFiles({dir_.Join("echo.cu")}, o, &diags).ok());
+  ::rk::testing::WriteFileOrDie(dir_.Join("messages.cuh"), "struct Ping { int n; int extra; };\nstruct Pong { int n; };\n");
+  absl::StatusOr<BuildResult> again = builder_->BuildFiles({dir_.Join("echo.cu")}, o, &diags);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_FALSE(again->cache_hit);
+  EXPECT_EQ(again->package.model.FindRecord("Ping")->size, 8u) << "the new layout of Ping";
+}
+
+TEST_F(BuilderTest, ArchitecturesAreNormalised) {
+  BuildOptions o;
+  o.archs = {"90", "sm_90", "compute_89"};
+  absl::StatusOr<BuildOptions> n = NormalizeBuildOptions(o);
+  ASSERT_TRUE(n.ok()) << n.status();
+  EXPECT_EQ(n->archs, (std::vector<std::string>{"sm_89", "sm_90"}));
+  o.archs = {"sm_42"};
+  EXPECT_THAT(NormalizeBuildOptions(o), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("sm_42")));
+  o.archs = {};
+  EXPECT_THAT(NormalizeBuildOptions(o), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("no architecture")));
+  o.archs = {"sm_90"};
+  o.max_payload = 1 << 20;
+  EXPECT_THAT(NormalizeBuildOptions(o), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("max payload")));
+}
+
+TEST_F(BuilderTest, ParseErrorsComeBackAsDiagnosticsAndNothingIsCached) {
+  ::rk::testing::WriteFileOrDie(dir_.Join("broken.cu"), "struct RK_ACTOR Broken { int x }\n");
+  std::vector<Diagnostic> diags;
+  absl::StatusOr<BuildResult> r = builder_->BuildFiles({dir_.Join("broken.cu")}, BuildOptions{}, &diags);
+  EXPECT_THAT(r, StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("broken.cu:1:")));
+  ASSERT_TRUE(HasErrors(diags));
+  size_t entries = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir_.Join("cache"))) ++entries;
+  EXPECT_EQ(entries, 0u);
+}
+
+}  // namespace
+}  // namespace rk::jit
+
+namespace rk::jit {
+namespace {
+
+// Every fragment shipped in handlers/ builds for both architectures.
+class HandlersBuildTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(HandlersBuildTest, BuildsForSm89AndSm90) {
+  ::rk::testing::TempDir dir;
+  Builder::Options o;
+  o.use_cache = false;
+  absl::StatusOr<Builder> builder = Builder::Create(o);
+  ASSERT_TRUE(builder.ok()) << builder.status();
+  std::vector<Diagnostic> diags;
+  absl::StatusOr<BuildResult> r =
+      builder->BuildFiles({::rk::testing::SourceDir() + "/handlers/" + GetParam()}, BuildOptions{}, &diags);
+  ASSERT_TRUE(r.ok()) << r.status() << FormatDiagnostics(diags);
+  EXPECT_FALSE(HasErrors(diags));
+  ASSERT_EQ(r->package.images.size(), 3u);
+  for (const ArchImage& img : r->package.images) {
+    if (img.kind == ImageKind::kCubin) {
+      EXPECT_GT(img.resources.registers, 0) << img.arch;
+      EXPECT_EQ(img.resources.spill_store_bytes, 0) << GetParam() << " spills on " << img.arch;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Handlers, HandlersBuildTest,
+                         ::testing::Values("bank.cu", "pingpong.cu", "reduce.cu", "bench.cu", "compile_bench.cu"),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return info.param.substr(0, info.param.find('.'));
+                         });
+
+}  // namespace
+}  // namespace rk::jit
