@@ -36,6 +36,8 @@
 #endif
 
 #include "ringkernel/device/config.h"
+#include "ringkernel/device/fixed_width.h"
+#include "ringkernel/device/routing.h"
 #include "ringkernel/device/types.h"
 
 #if defined(RK_PARSE_ONLY)
@@ -55,6 +57,14 @@
 #define RK_MAX_PAYLOAD 4096
 #endif
 
+#if defined(RK_PARSE_ONLY)
+// The front-end reports oversized messages itself, at the message.
+#define RK_ASSERT_PAYLOAD_FITS(M) static_assert(true, "")
+#else
+#define RK_ASSERT_PAYLOAD_FITS(M) \
+  static_assert(sizeof(M) <= RK_MAX_PAYLOAD, "message larger than the program's max payload")
+#endif
+
 namespace rk {
 
 struct SystemParams;
@@ -68,16 +78,6 @@ struct Route {
   u64 hash;
 };
 
-// FNV-1a, 64-bit: the route's identity on the device.
-RK_HOST_DEVICE constexpr u64 RouteHash(const char* name) {
-  u64 h = 0xcbf29ce484222325ull;
-  for (; *name != 0; ++name) {
-    h ^= static_cast<u8>(*name);
-    h *= 0x100000001b3ull;
-  }
-  return h;
-}
-
 RK_HOST_DEVICE constexpr Route route(const char* name) { return Route{RouteHash(name)}; }
 
 // The host's ActorId: messages sent to it arrive in the host's inbox
@@ -90,9 +90,11 @@ namespace detail {
 // type; for any other type, explains the problem at compile time.
 template <class M>
 RK_HOST_DEVICE constexpr u32 rk_message_id(const M*) {
+#if !defined(RK_PARSE_ONLY)  // the parse runs before codegen has made the ids
   static_assert(sizeof(M) == 0,
                 "this type is not a RingKernel message: handle it in an actor, send it with ctx.send/ctx.reply "
                 "in a fragment, or mark it RK_MESSAGE");
+#endif
   return 0;
 }
 
@@ -112,7 +114,13 @@ struct CtxData {
   u32 self;
   u32 sender;
   u32 block;        // 1 in a block handler
-  u32 reserved;
+  u32 failed;       // set by ctx.fail
+  // This invocation's send outcomes, added to the actor's counters by the
+  // worker afterwards (a counter in memory would cost a round trip per send).
+  u32 sent;
+  u32 send_full;
+  u32 send_no_actor;
+  u32 send_other;
 };
 
 RK_DEVICE SendStatus SendBytes(Ctx& ctx, ActorId to, u32 type, const void* payload, u32 size);
@@ -137,14 +145,14 @@ class Ctx {
   // (running) actor, kNoHandler when the receiver can't handle `M`.
   template <class M>
   RK_DEVICE SendStatus send(ActorId to, const M& m) {
-    static_assert(sizeof(M) <= RK_MAX_PAYLOAD, "message larger than the program's max payload");
+    RK_ASSERT_PAYLOAD_FITS(M);
     return detail::SendBytes(*this, to, detail::MessageId<M>(), &m, static_cast<u32>(sizeof(M)));
   }
 
   // Sends `m` through a named route; kNoActor while the route is unbound.
   template <class M>
   RK_DEVICE SendStatus send(Route r, const M& m) {
-    static_assert(sizeof(M) <= RK_MAX_PAYLOAD, "message larger than the program's max payload");
+    RK_ASSERT_PAYLOAD_FITS(M);
     return detail::SendRouteBytes(*this, r.hash, detail::MessageId<M>(), &m, static_cast<u32>(sizeof(M)));
   }
 
@@ -152,7 +160,7 @@ class Ctx {
   // A reply to the host answers its Ask.
   template <class M>
   RK_DEVICE SendStatus reply(const M& m) {
-    static_assert(sizeof(M) <= RK_MAX_PAYLOAD, "message larger than the program's max payload");
+    RK_ASSERT_PAYLOAD_FITS(M);
     return detail::ReplyBytes(*this, detail::MessageId<M>(), &m, static_cast<u32>(sizeof(M)));
   }
 

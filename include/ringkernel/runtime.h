@@ -1,0 +1,112 @@
+// Copyright 2026 The RingKernel Authors.
+//
+// runtime.h: the entry point of the host API — a device, the programs built
+// for it, and the systems started from them.
+//
+//   auto runtime = rk::Runtime::Create({.device = 0});                    // absl::StatusOr<...>
+//   auto program = (*runtime)->CompileFiles({"bank.cu"});                 // parse + codegen + NVRTC, cached
+//   //   or        (*runtime)->LoadPackage("bank.rkpkg");                 // built ahead of time by actorc
+//   auto system  = (*runtime)->Start(*program, rk::SystemOptions{});      // the one cooperative launch
+//
+// Without a CUDA driver or device, Create returns FailedPrecondition saying
+// so; compiling needs no GPU (see jit/builder.h or `actorc build`).
+//
+// A Runtime owns the device's primary context for its lifetime. It is
+// thread-safe; Systems must be destroyed before it.
+#ifndef RINGKERNEL_RUNTIME_H_
+#define RINGKERNEL_RUNTIME_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "ringkernel/system.h"
+
+namespace rk {
+
+namespace jit {
+struct Package;
+}
+class RuntimeImpl;
+
+struct RuntimeOptions {
+  int device = 0;
+  bool use_cache = true;
+  std::string cache_dir;  // empty: $RINGKERNEL_CACHE_DIR, $XDG_CACHE_HOME/ringkernel, ~/.cache/ringkernel
+};
+
+// A handler program with the image for the runtime's device: a built
+// package. Cheap to copy (shared, immutable).
+class Program {
+ public:
+  const jit::Package& package() const { return *package_; }
+  std::vector<std::string> ActorTypes() const;
+  std::vector<std::string> MessageTypes() const;
+  std::vector<std::string> Routes() const;
+  // Whether building it was a cache hit, and how long it took (ms).
+  bool cache_hit() const { return cache_hit_; }
+  double build_ms() const { return build_ms_; }
+
+ private:
+  friend class Runtime;
+  std::shared_ptr<const jit::Package> package_;
+  bool cache_hit_ = false;
+  double build_ms_ = 0;
+};
+
+// A handler source for runtime registration.
+struct Source {
+  std::string name;      // used in diagnostics and by #include between sources
+  std::string contents;
+};
+
+struct CompileOptions {
+  uint32_t max_payload = 4096;
+  std::vector<std::string> defines;
+  std::vector<std::string> include_dirs;
+  bool line_info = true;
+};
+
+struct DeviceInfo {
+  int ordinal = 0;
+  std::string name;
+  int capability = 0;  // major*10+minor
+  int multiprocessors = 0;
+  uint64_t total_memory = 0;
+  int driver_version = 0;  // e.g. 13000
+  std::string arch() const;  // "sm_90"
+};
+
+class Runtime {
+ public:
+  static absl::StatusOr<std::unique_ptr<Runtime>> Create(const RuntimeOptions& options = {});
+  ~Runtime();
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+  // Compiles handler fragments for this device's architecture (and PTX),
+  // through the cache. Diagnostics are in the error's message
+  // (file:line:col: error: ...).
+  absl::StatusOr<Program> CompileFiles(const std::vector<std::string>& paths, const CompileOptions& options = {});
+  absl::StatusOr<Program> CompileSources(const std::vector<Source>& sources, const CompileOptions& options = {});
+  // Loads a package built by `actorc build`; FailedPrecondition if it has no
+  // image this device can run.
+  absl::StatusOr<Program> LoadPackage(const std::string& path);
+  // The same, for a package already in memory (jit::Builder's output).
+  absl::StatusOr<Program> LoadPackage(jit::Package package);
+
+  // Launches the program's persistent kernel.
+  absl::StatusOr<std::unique_ptr<System>> Start(const Program& program, const SystemOptions& options = {});
+
+  const DeviceInfo& device() const;
+
+ private:
+  explicit Runtime(std::unique_ptr<RuntimeImpl> impl);
+  std::unique_ptr<RuntimeImpl> impl_;
+};
+
+}  // namespace rk
+
+#endif  // RINGKERNEL_RUNTIME_H_

@@ -1,0 +1,265 @@
+// Copyright 2026 The RingKernel Authors.
+//
+// system.h: a running actor system — one cooperative launch of a program's
+// persistent kernel, and the host's side of it.
+//
+//   auto system = runtime->Start(program, rk::SystemOptions{});
+//   auto bank = (*system)->Spawn("Bank", "bank");
+//   (*system)->Send(*bank, Deposit{1, 500});                   // a few stores into mapped memory
+//   auto balance = (*system)->Ask<Balance>(*bank, Query{1}, absl::Milliseconds(5));
+//   (*system)->Bind("audit", *bank);                            // live route (re)binding
+//   auto report = (*system)->Stop();                            // drain; report anything not handled
+//
+// Messages reach the GPU through a ring in mapped pinned memory: `Send`
+// returns once the message is in the ring (it never waits for the GPU).
+// Messages for the host — sends to rk::host(), replies to Ask, dead letters
+// and actor failures — come back through a second ring, drained by whichever
+// host call needs it (Ask, Receive, Stats, Stop).
+//
+// Thread-safety: every method may be called from several threads at once.
+// A System must be stopped or destroyed before its Runtime.
+#ifndef RINGKERNEL_SYSTEM_H_
+#define RINGKERNEL_SYSTEM_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "ringkernel/device/types.h"
+#include "ringkernel/message.h"
+
+namespace rk {
+
+class Program;
+class SystemImpl;
+
+struct SystemOptions {
+  // Worker blocks; 0 means as many as fit on the device at once (the
+  // occupancy limit × SMs, less the service block).
+  uint32_t workers = 0;
+  uint32_t threads_per_block = 128;
+  // Slots of each actor's mailbox (a power of two).
+  uint32_t mailbox_capacity = 256;
+  // Actors the system can hold.
+  uint32_t max_actors = 1024;
+  // Shared memory each worker block gives its block handlers (ctx.scratch).
+  uint32_t scratch_bytes = 0;
+  // Device memory reserved before the launch for mailboxes and actor state;
+  // a Spawn that needs more allocates another chunk while the kernel runs.
+  uint64_t arena_bytes = 16ull << 20;
+  // Records of the host→GPU and GPU→host rings (powers of two).
+  uint32_t host_ring_capacity = 1024;
+  uint32_t outbound_ring_capacity = 4096;
+  // Messages an actor handles before its thread moves to its next actor.
+  uint32_t batch_max = 32;
+  // How long an idle worker sleeps at most between polls (0: spin).
+  absl::Duration idle_backoff = absl::Nanoseconds(256);
+  // How often counters reach the control blocks without being asked.
+  absl::Duration flush_interval = absl::Milliseconds(1);
+  // How long the ingress waits for room in a full mailbox before it
+  // dead-letters a host message.
+  absl::Duration ingress_full_timeout = absl::Milliseconds(1);
+  // Record, per worker thread, the actor whose handler runs, so that a device
+  // fault can be attributed (a bus write per batch of messages).
+  bool track_running = true;
+  // How long Start waits for the kernel to come up.
+  absl::Duration start_timeout = absl::Seconds(10);
+};
+
+enum class KernelPhase { kStarting, kRunning, kDraining, kHalting, kExited, kFaulted, kAbandoned };
+std::string_view KernelPhaseName(KernelPhase phase);
+
+struct ActorStats {
+  ActorId id;
+  std::string name;
+  std::string type;
+  ActorState state = ActorState::kFree;
+  uint32_t fail_code = 0;
+  uint64_t received = 0;       // accepted into its mailbox
+  uint64_t handled = 0;
+  uint64_t dead_lettered = 0;  // accepted, then reported instead of handled
+  uint64_t depth = 0;          // accepted, not yet handled
+  uint64_t sent = 0;           // its sends that returned kOk
+  uint64_t send_full = 0;      // ... kFull
+  uint64_t send_no_actor = 0;  // ... kNoActor
+  uint64_t send_other = 0;     // ... kNoHandler or kTooLarge
+  uint64_t rejected = 0;       // host messages for it that the ingress dead-lettered
+  uint64_t hlc = 0;            // its clock
+
+  // "bank (Bank) running: received 5, handled 5, ..." for logs and tests.
+  std::string ToString() const;
+};
+
+struct WorkerStatsView {
+  uint32_t worker = 0;
+  uint64_t heartbeat = 0;  // loop iterations
+  uint64_t handled = 0;
+  bool exited = false;
+};
+
+struct SystemStats {
+  KernelPhase phase = KernelPhase::kStarting;
+  uint64_t flush_epoch = 0;
+  uint64_t host_sent = 0;          // records the host put in the ring
+  uint64_t host_ring_full = 0;     // Sends refused because the ring was full
+  uint64_t ingress_delivered = 0;  // host messages moved into mailboxes
+  uint64_t ingress_dead = 0;       // host messages the ingress dead-lettered
+  uint64_t outbound_full = 0;      // host-bound device sends refused (ring full)
+  uint64_t received_by_host = 0;   // records the host took from the GPU→host ring
+  std::vector<ActorStats> actors;
+  std::vector<WorkerStatsView> workers;
+
+  const ActorStats* Find(std::string_view name) const;
+};
+
+// An accepted message that was reported instead of handled.
+struct DeadLetter {
+  ActorId to;
+  ActorId from;
+  std::string to_name;
+  std::string type;
+  DeadLetterReason reason = DeadLetterReason::kNone;
+  std::string bytes;
+  uint64_t correlation = 0;
+};
+
+// An actor that called ctx.fail(code).
+struct ActorFailure {
+  ActorId actor;
+  std::string name;
+  uint32_t code = 0;
+  ActorId sender;  // of the message it was handling
+};
+
+struct StopReport {
+  bool drained = false;          // quiescent before halting (else halted by the deadline)
+  uint64_t handled = 0;          // messages handled over the system's life
+  uint64_t unhandled = 0;        // accepted but neither handled nor dead-lettered
+  std::vector<ActorStats> actors;  // final counters
+  std::vector<DeadLetter> dead_letters;  // not yet taken with TakeDeadLetters
+  std::vector<ActorFailure> failures;    // not yet taken with TakeFailures
+  std::vector<Message> undelivered;      // host-bound messages nobody Received
+
+  std::string ToString() const;
+};
+
+class System {
+ public:
+  ~System();
+  System(const System&) = delete;
+  System& operator=(const System&) = delete;
+
+  // Creates an actor of `type` (a qualified RK_ACTOR name) called `name`
+  // (unique in the system). Its state is zeroed, then its default member
+  // initialisers run. Returns once the GPU has it.
+  absl::StatusOr<ActorId> Spawn(std::string_view type, std::string_view name);
+  absl::StatusOr<ActorId> Lookup(std::string_view name) const;
+  std::optional<std::string> NameOf(ActorId id) const;
+
+  // Binds a route the program uses (`rk::route("audit")`) to an actor, or
+  // unbinds it; effective for every send that starts after it returns.
+  absl::Status Bind(std::string_view route, ActorId actor);
+  absl::Status Unbind(std::string_view route);
+
+  // Sends a message of the program's type `type` (its exact bytes). Never
+  // waits: ResourceExhausted when the host→GPU ring is full.
+  absl::Status SendBytes(ActorId to, std::string_view type, std::string_view bytes);
+  // As above, retrying a full ring until `deadline` (DeadlineExceeded then).
+  absl::Status SendBytes(ActorId to, std::string_view type, std::string_view bytes, absl::Time deadline);
+
+  template <class M>
+  absl::Status Send(ActorId to, const M& m) {
+    uint32_t id;
+    if (absl::Status s = ResolveType<M>(&id); !s.ok()) return s;
+    return SendTyped(to, id, &m, sizeof(M), 0, absl::InfinitePast());
+  }
+  template <class M>
+  absl::Status Send(ActorId to, const M& m, absl::Time deadline) {
+    uint32_t id;
+    if (absl::Status s = ResolveType<M>(&id); !s.ok()) return s;
+    return SendTyped(to, id, &m, sizeof(M), 0, deadline);
+  }
+
+  // Sends `m` and waits for the actor's reply (ctx.reply) of type `R`.
+  // DeadlineExceeded after `timeout`; FailedPrecondition if the actor failed
+  // or the message was dead-lettered first (the error says why).
+  template <class R, class M>
+  absl::StatusOr<R> Ask(ActorId to, const M& m, absl::Duration timeout) {
+    uint32_t id;
+    if (absl::Status s = ResolveType<M>(&id); !s.ok()) return s;
+    absl::StatusOr<Message> reply = AskTyped(to, id, &m, sizeof(M), timeout);
+    if (!reply.ok()) return reply.status();
+    return reply->template As<R>();
+  }
+  absl::StatusOr<Message> AskBytes(ActorId to, std::string_view type, std::string_view bytes,
+                                   absl::Duration timeout);
+
+  // The next message sent to rk::host(), waiting up to `timeout`; nullopt if
+  // none came.
+  absl::StatusOr<std::optional<Message>> Receive(absl::Duration timeout = absl::ZeroDuration());
+
+  // Dead letters and failures reported so far (and not taken before).
+  std::vector<DeadLetter> TakeDeadLetters();
+  std::vector<ActorFailure> TakeFailures();
+
+  // Counters from the mapped control blocks, read without stopping the
+  // kernel. `fresh` asks the GPU to flush first and waits for it (µs);
+  // otherwise they are at most SystemOptions::flush_interval old.
+  absl::StatusOr<SystemStats> Stats(bool fresh = true);
+
+  // OK while the kernel runs; after a device fault, Aborted naming the
+  // CUDA error and the actor(s) that were running.
+  absl::Status Health();
+
+  // Stops accepting sends, lets the kernel finish what was accepted, and
+  // halts it once quiescent — or, at 3/4 of `timeout`, halts it anyway
+  // (messages still queued are reported as unhandled). If a worker is stuck
+  // in a handler past `timeout`, returns DeadlineExceeded naming the actor.
+  // Such a kernel cannot be ended short of the process exiting (CUDA has no
+  // way to kill a running kernel): destroying the System and its Runtime
+  // then returns at once and leaves the device to the process's exit.
+  absl::StatusOr<StopReport> Stop(absl::Duration timeout = absl::Seconds(10));
+
+  KernelPhase phase() const;
+  // Worker blocks and threads per block of the launch.
+  uint32_t workers() const;
+  uint32_t threads_per_block() const;
+  // Bytes of device and mapped memory the system allocated (infrastructure
+  // and actor state, reported separately).
+  struct MemoryUsage {
+    uint64_t device_tables = 0;   // actor table, lists, routes, stats, params
+    uint64_t mailboxes = 0;       // mailbox slots and headers
+    uint64_t actor_state = 0;     // the actors' own state
+    uint64_t arena_reserved = 0;  // device memory reserved for mailboxes and state
+    uint64_t mapped = 0;          // rings and control blocks (pinned host memory)
+  };
+  MemoryUsage Memory() const;
+
+ private:
+  friend class Runtime;
+  explicit System(std::unique_ptr<SystemImpl> impl);
+
+  template <class M>
+  absl::Status ResolveType(uint32_t* id) {
+    static_assert(std::is_trivially_copyable_v<M>, "messages are trivially copyable");
+    return ResolveTypeSlot(detail::TypeSlot<M>(), MessageTraits<M>::kName, sizeof(M), alignof(M), id);
+  }
+  absl::Status ResolveTypeSlot(uint32_t slot, const char* name, size_t size, size_t align, uint32_t* id);
+  absl::Status SendTyped(ActorId to, uint32_t type_id, const void* bytes, size_t size, uint64_t correlation,
+                         absl::Time deadline);
+  absl::StatusOr<Message> AskTyped(ActorId to, uint32_t type_id, const void* bytes, size_t size,
+                                   absl::Duration timeout);
+
+  std::unique_ptr<SystemImpl> impl_;
+};
+
+}  // namespace rk
+
+#endif  // RINGKERNEL_SYSTEM_H_

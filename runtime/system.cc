@@ -1,0 +1,1028 @@
+// Copyright 2026 The RingKernel Authors.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "jit/package.h"
+#include "ringkernel/device/hlc.h"
+#include "ringkernel/device/mailbox.h"
+#include "ringkernel/status_macros.h"
+#include "runtime/cooperative_launch.h"
+#include "runtime/runtime_impl.h"
+#include "runtime/system_impl.h"
+
+namespace rk {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr uint64_t kArenaChunkBytes = 16ull << 20;
+constexpr uint32_t kMaxPendingPerWorker = 4096;
+constexpr absl::Duration kControlTimeout = absl::Seconds(5);
+
+inline void CpuRelax() { __builtin_ia32_pause(); }
+
+bool IsPow2(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
+
+template <class T>
+T Load(const T* p) {
+  return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
+KernelPhase PhaseOf(uint64_t state) {
+  switch (static_cast<KernelState>(state)) {
+    case KernelState::kNotStarted: return KernelPhase::kStarting;
+    case KernelState::kRunning: return KernelPhase::kRunning;
+    case KernelState::kDraining: return KernelPhase::kDraining;
+    case KernelState::kHalting: return KernelPhase::kHalting;
+    case KernelState::kExited: return KernelPhase::kExited;
+  }
+  return KernelPhase::kRunning;
+}
+
+absl::Status Invalid(const std::string& what) { return absl::InvalidArgumentError(what); }
+
+}  // namespace
+
+std::string_view KernelPhaseName(KernelPhase phase) {
+  switch (phase) {
+    case KernelPhase::kStarting: return "starting";
+    case KernelPhase::kRunning: return "running";
+    case KernelPhase::kDraining: return "draining";
+    case KernelPhase::kHalting: return "halting";
+    case KernelPhase::kExited: return "exited";
+    case KernelPhase::kFaulted: return "faulted";
+    case KernelPhase::kAbandoned: return "abandoned";
+  }
+  return "unknown";
+}
+
+std::string ActorStats::ToString() const {
+  return absl::StrFormat(
+      "%s (%s) %s: received %d, handled %d, dead-lettered %d, depth %d, sent %d, kFull %d, kNoActor %d, other %d, "
+      "rejected %d",
+      name, type, state == ActorState::kFailed ? absl::StrCat("failed(", fail_code, ")") : "running", received, handled,
+      dead_lettered, depth, sent, send_full, send_no_actor, send_other, rejected);
+}
+
+const ActorStats* SystemStats::Find(std::string_view name) const {
+  for (const ActorStats& a : actors) {
+    if (a.name == name) return &a;
+  }
+  return nullptr;
+}
+
+std::string StopReport::ToString() const {
+  std::string out = absl::StrFormat("%s; %d message(s) handled, %d accepted but not handled",
+                                    drained ? "drained" : "halted at the deadline", handled, unhandled);
+  for (const ActorStats& a : actors) {
+    if (a.depth != 0) absl::StrAppend(&out, absl::StrFormat("\n  %s (%s): %d not handled", a.name, a.type, a.depth));
+  }
+  if (!dead_letters.empty()) absl::StrAppend(&out, "\n  ", dead_letters.size(), " dead letter(s)");
+  if (!failures.empty()) absl::StrAppend(&out, "\n  ", failures.size(), " actor failure(s)");
+  if (!undelivered.empty()) absl::StrAppend(&out, "\n  ", undelivered.size(), " message(s) for the host not received");
+  return out;
+}
+
+// ---- Start. ----
+
+absl::StatusOr<std::unique_ptr<SystemImpl>> SystemImpl::Start(RuntimeImpl* runtime,
+                                                              std::shared_ptr<const jit::Package> package,
+                                                              const SystemOptions& options) {
+  std::unique_ptr<SystemImpl> sys(new SystemImpl(runtime, std::move(package), options));
+  RK_RETURN_IF_ERROR(sys->Init());
+  return sys;
+}
+
+absl::Status SystemImpl::Init() {
+  const SystemOptions& o = options_;
+  const jit::HandlerModel& model = package_->model;
+  if (o.threads_per_block < 64 || o.threads_per_block > 1024 || o.threads_per_block % 32 != 0) {
+    return Invalid(absl::StrCat("threads_per_block is ", o.threads_per_block,
+                                "; it must be a multiple of 32 between 64 and 1024"));
+  }
+  if (!IsPow2(o.mailbox_capacity) || o.mailbox_capacity < 2 || o.mailbox_capacity > (1u << 20)) {
+    return Invalid(absl::StrCat("mailbox_capacity is ", o.mailbox_capacity, "; it must be a power of two in [2, 2^20]"));
+  }
+  for (uint32_t cap : {o.host_ring_capacity, o.outbound_ring_capacity}) {
+    if (!IsPow2(cap) || cap < 2 || cap > (1u << 20)) {
+      return Invalid(absl::StrCat("ring capacities must be powers of two in [2, 2^20]; got ", cap));
+    }
+  }
+  if (o.max_actors == 0 || o.max_actors > (1u << 24)) return Invalid("max_actors must be in [1, 2^24]");
+  if (o.batch_max == 0) return Invalid("batch_max must be at least 1");
+  for (const jit::ActorInfo& a : model.actors) {
+    if (a.state_alignment > 128) {
+      return Invalid(absl::StrCat("actor type '", a.name, "' needs ", a.state_alignment,
+                                  "-byte alignment; RingKernel places actor state at up to 128"));
+    }
+  }
+
+  cuda::PrimaryContext& ctx = runtime_->context();
+  RK_RETURN_IF_ERROR(ctx.MakeCurrent());
+  const DeviceInfo& info = runtime_->info();
+  const jit::ArchImage* image = jit::SelectImage(*package_, info.capability);
+  if (image == nullptr) {
+    return absl::FailedPreconditionError(absl::StrCat("the program has no image for this GPU (", info.name, ", ",
+                                                      info.arch(), "): it holds ", jit::DescribeImages(*package_),
+                                                      "; rebuild it with --arch ", info.arch()));
+  }
+  RK_ASSIGN_OR_RETURN(cuda::Module module, cuda::Module::Create(image->bytes, absl::StrCat("program (", image->arch, ")")));
+  module_ = std::move(module);
+  RK_ASSIGN_OR_RETURN(CUfunction fn, module_->GetFunction(RK_KERNEL_ENTRY_NAME));
+  RK_ASSIGN_OR_RETURN(cuda::Stream stream, cuda::Stream::Create());
+  stream_ = std::move(stream);
+
+  // The launch: the service block and as many workers as fit (or asked).
+  const uint32_t pending_cap = std::min(o.max_actors, kMaxPendingPerWorker);
+  cuda::CooperativeShape shape;
+  shape.threads_per_block = o.threads_per_block;
+  shape.dynamic_shared_bytes = AlignUp(o.scratch_bytes, 16) + 4ull * pending_cap;
+  RK_ASSIGN_OR_RETURN(cuda::CooperativeCapacity capacity, cuda::CooperativeLaunch::MaxGrid(runtime_->device(), fn, shape));
+  if (capacity.max_blocks < 2) {
+    return absl::ResourceExhaustedError(absl::StrCat("the system needs at least two co-resident blocks (a service block "
+                                                     "and a worker); ", capacity.Explain(shape)));
+  }
+  const uint32_t workers = o.workers != 0 ? o.workers : static_cast<uint32_t>(capacity.max_blocks - 1);
+  RK_ASSIGN_OR_RETURN(cuda::CooperativeLaunch launch,
+                      cuda::CooperativeLaunch::Create(runtime_->device(), fn, shape, static_cast<int>(workers + 1)));
+  const uint32_t per_worker = (o.max_actors + workers - 1) / workers;
+  if (per_worker > pending_cap) {
+    return absl::ResourceExhaustedError(absl::StrCat(o.max_actors, " actors over ", workers, " workers is ", per_worker,
+                                                     " per worker; at most ", pending_cap, " are supported"));
+  }
+
+  // Ring shapes: slots as large as the program's largest message.
+  // Control records (a spawn's payload) share the host→GPU ring.
+  uint64_t largest = sizeof(SpawnRecord);
+  for (const jit::RecordLayout& r : model.records) {
+    if (r.is_message()) largest = std::max(largest, r.size);
+  }
+  const uint32_t max_payload = static_cast<uint32_t>(AlignUp(largest, 8));
+  const uint32_t slot_words = LlSlotWords(max_payload);
+  const uint32_t in_log2 = Log2(o.host_ring_capacity);
+  const uint32_t out_log2 = Log2(o.outbound_ring_capacity);
+
+  // Device tables, one allocation.
+  const uint32_t num_routes = static_cast<uint32_t>(model.routes.size());
+  uint64_t offset = AlignUp(sizeof(SystemParams), 256);
+  const uint64_t actors_off = offset;
+  offset = AlignUp(offset + uint64_t{o.max_actors} * sizeof(ActorSlot), 256);
+  const uint64_t lists_off = offset;
+  offset = AlignUp(offset + uint64_t{workers} * per_worker * 4, 256);
+  const uint64_t counts_off = offset;
+  offset = AlignUp(offset + uint64_t{workers} * 4, 256);
+  const uint64_t routes_off = offset;
+  offset = AlignUp(offset + std::max<uint64_t>(4, uint64_t{num_routes} * 4), 256);
+  const uint64_t shared_off = offset;
+  offset = AlignUp(offset + sizeof(DeviceShared), 256);
+  const uint64_t wstats_off = offset;
+  offset = AlignUp(offset + uint64_t{workers} * sizeof(WorkerStats), 256);
+  RK_ASSIGN_OR_RETURN(cuda::DeviceBuffer tables, cuda::DeviceBuffer::Create(offset, {.zero = true}));
+  tables_ = std::move(tables);
+  device_table_bytes_ = offset;
+  if (num_routes != 0) {
+    std::vector<uint32_t> unbound(num_routes, kNoActorValue);
+    RK_RETURN_IF_ERROR(tables_->Upload(unbound.data(), unbound.size() * 4, routes_off));
+  }
+
+  // Mapped memory: the rings and the control blocks.
+  RK_ASSIGN_OR_RETURN(cuda::MappedBuffer in_buf, cuda::MappedBuffer::Create(LlRingBytes(in_log2, slot_words)));
+  RK_ASSIGN_OR_RETURN(cuda::MappedBuffer out_buf, cuda::MappedBuffer::Create(LlRingBytes(out_log2, slot_words)));
+  inbound_buf_ = std::move(in_buf);
+  outbound_buf_ = std::move(out_buf);
+  const uint64_t actor_ctl_off = AlignUp(sizeof(SystemControl), 128);
+  const uint64_t worker_ctl_off = actor_ctl_off + uint64_t{o.max_actors} * sizeof(ActorControl);
+  const uint64_t running_off = worker_ctl_off + uint64_t{workers} * sizeof(WorkerControl);
+  const uint64_t control_bytes = running_off + uint64_t{workers} * o.threads_per_block * 8;
+  RK_ASSIGN_OR_RETURN(cuda::MappedBuffer ctl_buf, cuda::MappedBuffer::Create(control_bytes));
+  control_buf_ = std::move(ctl_buf);
+
+  auto* in_host = static_cast<uint8_t*>(inbound_buf_->host());
+  auto* out_host = static_cast<uint8_t*>(outbound_buf_->host());
+  auto* ctl_host = static_cast<uint8_t*>(control_buf_->host());
+  inbound_ = reinterpret_cast<LlRingHeader*>(in_host);
+  inbound_slots_ = reinterpret_cast<u64*>(in_host + kLlSlotsOffset);
+  outbound_ = reinterpret_cast<LlRingHeader*>(out_host);
+  outbound_slots_ = reinterpret_cast<u64*>(out_host + kLlSlotsOffset);
+  control_ = reinterpret_cast<SystemControl*>(ctl_host);
+  actor_control_ = reinterpret_cast<ActorControl*>(ctl_host + actor_ctl_off);
+  worker_control_ = reinterpret_cast<WorkerControl*>(ctl_host + worker_ctl_off);
+  running_ = reinterpret_cast<u64*>(ctl_host + running_off);
+  for (LlRingHeader* r : {inbound_, outbound_}) r->slot_words = slot_words, r->max_payload = max_payload;
+  inbound_->capacity_log2 = in_log2;
+  outbound_->capacity_log2 = out_log2;
+
+  const CUdeviceptr base = tables_->get();
+  const CUdeviceptr in_dev = inbound_buf_->device();
+  const CUdeviceptr out_dev = outbound_buf_->device();
+  const CUdeviceptr ctl_dev = control_buf_->device();
+  SystemParams& p = params_;
+  p.actors = reinterpret_cast<ActorSlot*>(base + actors_off);
+  p.worker_lists = reinterpret_cast<u32*>(base + lists_off);
+  p.worker_counts = reinterpret_cast<u32*>(base + counts_off);
+  p.routes = reinterpret_cast<u32*>(base + routes_off);
+  p.shared = reinterpret_cast<DeviceShared*>(base + shared_off);
+  p.worker_stats = reinterpret_cast<WorkerStats*>(base + wstats_off);
+  p.inbound = reinterpret_cast<LlRingHeader*>(in_dev);
+  p.outbound = reinterpret_cast<LlRingHeader*>(out_dev);
+  p.inbound_slots = reinterpret_cast<u64*>(in_dev + kLlSlotsOffset);
+  p.outbound_slots = reinterpret_cast<u64*>(out_dev + kLlSlotsOffset);
+  p.control = reinterpret_cast<SystemControl*>(ctl_dev);
+  p.actor_control = reinterpret_cast<ActorControl*>(ctl_dev + actor_ctl_off);
+  p.worker_control = reinterpret_cast<WorkerControl*>(ctl_dev + worker_ctl_off);
+  p.running = reinterpret_cast<u64*>(ctl_dev + running_off);
+  p.inbound_log2 = in_log2;
+  p.inbound_slot_words = slot_words;
+  p.outbound_log2 = out_log2;
+  p.outbound_slot_words = slot_words;
+  p.max_payload = max_payload;
+  p.max_actors = o.max_actors;
+  p.num_workers = workers;
+  p.max_actors_per_worker = per_worker;
+  p.num_routes = num_routes;
+  p.threads_per_block = o.threads_per_block;
+  p.scratch_bytes = o.scratch_bytes;
+  p.batch_max = o.batch_max;
+  p.idle_backoff_max_ns = static_cast<u32>(std::min<int64_t>(absl::ToInt64Nanoseconds(o.idle_backoff), 1 << 20));
+  p.flush_interval_ns = static_cast<u64>(std::max<int64_t>(absl::ToInt64Nanoseconds(o.flush_interval), 10000));
+  p.ingress_full_timeout_ns = static_cast<u64>(std::max<int64_t>(absl::ToInt64Nanoseconds(o.ingress_full_timeout), 0));
+  p.track_running = o.track_running ? 1 : 0;
+  RK_RETURN_IF_ERROR(tables_->Upload(&p, sizeof(p), 0));
+
+  // Host-side lookup tables for Send.
+  actor_types_ = std::make_unique<std::atomic<uint32_t>[]>(o.max_actors);
+  message_stride_ = static_cast<uint32_t>(model.message_count() + 1);
+  handles_.assign(model.actors.size() * message_stride_, 0);
+  for (const jit::ActorInfo& a : model.actors) {
+    for (const jit::HandlerInfo& h : a.handlers) handles_[a.type_id * message_stride_ + h.message_id] = 1;
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    worker_load_.assign(workers, 0);
+  }
+
+  // The arena's first chunk, before the launch: tools that check the
+  // kernel's accesses (compute-sanitizer) know the allocations made by then.
+  if (o.arena_bytes != 0) {
+    RK_ASSIGN_OR_RETURN(cuda::DeviceBuffer chunk, cuda::DeviceBuffer::Create(o.arena_bytes, {.zero = true}));
+    arena_.push_back(std::move(chunk));
+    arena_used_ = 0;
+  }
+
+  // The one launch.
+  CUdeviceptr params_ptr = base;
+  void* args[] = {&params_ptr};
+  RK_RETURN_IF_ERROR(launch.Launch(*stream_, args));
+  launched_ = true;
+  phase_ = KernelPhase::kStarting;
+  RK_RETURN_IF_ERROR(WaitFor(&control_->state.value, static_cast<uint64_t>(KernelState::kRunning), o.start_timeout,
+                             "the kernel to start"));
+  phase_ = KernelPhase::kRunning;
+  accepting_.store(true, std::memory_order_release);
+  return absl::OkStatus();
+}
+
+SystemImpl::~SystemImpl() {
+  if (!launched_) return;
+  const KernelPhase ph = phase_.load();
+  if (ph == KernelPhase::kRunning || ph == KernelPhase::kDraining || ph == KernelPhase::kStarting) {
+    (void)Stop(absl::Seconds(10));
+  }
+  if (phase_.load() == KernelPhase::kAbandoned) {
+    // The kernel never returned, and nothing in CUDA ends a running kernel
+    // short of the process exiting: freeing its memory, unloading its module
+    // or resetting the context would each wait for it forever. So hand every
+    // handle to an object that is never destroyed, and tell the runtime not
+    // to release the context either; the driver reclaims it all when the
+    // process ends.
+    struct Abandoned {
+      std::optional<cuda::Module> module;
+      std::optional<cuda::Stream> stream;
+      std::optional<cuda::DeviceBuffer> tables;
+      std::vector<cuda::DeviceBuffer> arena;
+      std::optional<cuda::MappedBuffer> inbound, outbound, control;
+    };
+    new Abandoned{std::move(module_), std::move(stream_), std::move(tables_), std::move(arena_),
+                  std::move(inbound_buf_), std::move(outbound_buf_), std::move(control_buf_)};
+    runtime_->MarkPoisoned();
+  }
+}
+
+// ---- Rings and control. ----
+
+bool SystemImpl::TryWrite(const LlHeader& h, const void* payload) {
+  u64 pos;
+  if (!LlTryReserve(&inbound_tail_, &inbound_cached_head_, &inbound_->head.value, params_.inbound_log2, &pos)) {
+    return false;
+  }
+  LlWriteRecord(LlSlot(inbound_slots_, params_.inbound_slot_words, params_.inbound_log2, pos),
+                LlFlag(pos, params_.inbound_log2), h, payload);
+  return true;
+}
+
+absl::StatusOr<uint64_t> SystemImpl::SendControl(ControlOp op, uint32_t a0, uint32_t a1, const void* payload,
+                                                 uint32_t size) {
+  // Control records are written in sequence order, so that the GPU's
+  // acknowledgement (the last sequence applied) never runs ahead of a record.
+  absl::MutexLock lock(&control_mu_);
+  const uint64_t seq = control_seq_.fetch_add(1) + 1;
+  LlHeader h{};
+  h.type = kControlTypeBase + static_cast<u32>(op);
+  h.size = size;
+  h.actor = a0;
+  h.aux = a1;
+  h.hlc = seq;
+  const auto deadline = Clock::now() + std::chrono::seconds(5);
+  uint32_t spins = 0;
+  while (!TryWrite(h, payload)) {
+    if (Clock::now() > deadline) {
+      return absl::DeadlineExceededError("the host→GPU ring stayed full for 5 s: the kernel is not taking input");
+    }
+    if ((++spins & 1023) == 0) {
+      bool finished = false;
+      RK_RETURN_IF_ERROR(CheckKernel(&finished));
+      if (finished) return absl::FailedPreconditionError("the kernel has exited");
+    }
+    std::this_thread::yield();
+  }
+  control_records_.fetch_add(1, std::memory_order_relaxed);
+  return seq;
+}
+
+absl::Status SystemImpl::WaitFor(const u64* index, uint64_t target, absl::Duration timeout, const char* what) {
+  const auto deadline = Clock::now() + absl::ToChronoNanoseconds(timeout);
+  uint32_t spins = 0;
+  while (Load(index) < target) {
+    if ((++spins & 255) == 0) {
+      bool finished = false;
+      RK_RETURN_IF_ERROR(CheckKernel(&finished));
+      if (finished && Load(index) < target) {
+        return absl::FailedPreconditionError(absl::StrCat("the kernel exited while waiting for ", what));
+      }
+      if (Clock::now() > deadline) {
+        return absl::DeadlineExceededError(
+            absl::StrCat("timed out after ", absl::FormatDuration(timeout), " waiting for ", what,
+                         RunningActors(false).empty() ? "" : absl::StrCat("; running: ", RunningActors(false))));
+      }
+      if (spins > 100000) std::this_thread::sleep_for(std::chrono::microseconds(20));
+    }
+    CpuRelax();
+  }
+  return absl::OkStatus();
+}
+
+std::string SystemImpl::ActorName(uint32_t index) const {
+  if (index == kHostActorValue) return "host";
+  absl::MutexLock lock(&mu_);
+  if (index < actors_.size()) return actors_[index].name;
+  return absl::StrCat("#", index);
+}
+
+std::string SystemImpl::MessageName(uint32_t type_id) const {
+  const jit::RecordLayout* r = package_->model.FindMessage(type_id);
+  return r != nullptr ? r->name : absl::StrCat("message #", type_id);
+}
+
+std::string SystemImpl::RunningActors(bool only_unexited) const {
+  std::vector<std::string> parts;
+  const uint32_t threads = params_.threads_per_block;
+  for (uint32_t w = 0; w < params_.num_workers; ++w) {
+    if (only_unexited && Load(&worker_control_[w].exited) != 0) continue;
+    for (uint32_t t = 0; t < threads; ++t) {
+      const u64 e = Load(&running_[uint64_t{w} * threads + t]);
+      if (e == 0) continue;
+      const uint32_t actor = static_cast<uint32_t>(e & 0xFFFFFFFFu) - 1;
+      const uint32_t type = static_cast<uint32_t>(e >> 32);
+      std::string actor_type;
+      {
+        absl::MutexLock lock(&mu_);
+        if (actor < actors_.size()) actor_type = package_->model.actors[actors_[actor].type_id].name;
+      }
+      parts.push_back(absl::StrCat("actor '", ActorName(actor), "' (", actor_type, ") handling '", MessageName(type),
+                                   "' on worker ", w));
+    }
+  }
+  return absl::StrJoin(parts, "; ");
+}
+
+absl::Status SystemImpl::CheckKernel(bool* finished) {
+  *finished = false;
+  {
+    absl::MutexLock lock(&state_mu_);
+    if (!fault_.ok()) return fault_;
+  }
+  if (!stream_.has_value()) return absl::OkStatus();
+  if (const u64 bad = Load(&control_->ingress_error.value); bad != 0) {
+    // The GPU stopped reading host input: a protocol violation, not a user
+    // error; nothing sent after it can be delivered.
+    absl::Status fault = absl::InternalError(absl::StrCat(
+        "the GPU's ingress found a corrupt record at position ", bad - 1, " of the host→GPU ring and stopped"));
+    absl::MutexLock lock(&state_mu_);
+    if (fault_.ok()) fault_ = fault;
+    accepting_ = false;
+    return fault;
+  }
+  absl::StatusOr<bool> done = stream_->Query();
+  if (done.ok()) {
+    *finished = *done;
+    return absl::OkStatus();
+  }
+  const std::string running = RunningActors(false);
+  absl::Status fault(absl::StatusCode::kAborted,
+                     absl::StrCat("the GPU kernel faulted: ", done.status().message(), "; ",
+                                  running.empty() ? "no handler was running (the fault is in the runtime)"
+                                                  : absl::StrCat("running at the time: ", running)));
+  {
+    absl::MutexLock lock(&state_mu_);
+    if (fault_.ok()) fault_ = fault;
+  }
+  phase_ = KernelPhase::kFaulted;
+  accepting_ = false;
+  *finished = true;
+  return fault;
+}
+
+void SystemImpl::DrainLocked() {
+  const u32 log2 = params_.outbound_log2;
+  if (out_buffer_.size() < params_.max_payload + 8) out_buffer_.resize(params_.max_payload + 8);
+  uint64_t consumed = 0;
+  for (;;) {
+    const u64* slot = LlSlot(outbound_slots_, params_.outbound_slot_words, log2, out_head_);
+    LlHeader h{};
+    const LlReadResult r = LlTryReadRecord(slot, LlFlag(out_head_, log2), params_.max_payload, &h, out_buffer_.data());
+    if (r == LlReadResult::kNotReady) break;
+    if (r == LlReadResult::kCorrupt) {
+      absl::MutexLock lock(&state_mu_);
+      if (fault_.ok()) {
+        fault_ = absl::DataLossError(absl::StrCat("corrupt record at position ", out_head_, " of the GPU→host ring"));
+      }
+      break;
+    }
+    LlStampUnusedWords(const_cast<u64*>(slot), params_.outbound_slot_words, LlFlag(out_head_, log2), h.size);
+    ++out_head_;
+    ++consumed;
+    uint64_t seen = host_hlc_.load(std::memory_order_relaxed);
+    while (h.hlc > seen && !host_hlc_.compare_exchange_weak(seen, h.hlc)) {
+    }
+    const auto kind = static_cast<OutboundKind>(h.aux & 0xFF);
+    const auto reason = static_cast<DeadLetterReason>((h.aux >> 8) & 0xFF);
+    if (kind == OutboundKind::kMessage) {
+      Message m;
+      m.from = ActorId{h.actor};
+      m.type_id = h.type;
+      m.type = MessageName(h.type);
+      m.bytes.assign(out_buffer_.data(), h.size);
+      m.correlation = h.correlation;
+      m.hlc = h.hlc;
+      if (h.correlation != 0) {
+        auto it = pending_.find(h.correlation);
+        if (it != pending_.end() && !it->second.done) {
+          it->second.done = true;
+          it->second.reply = std::move(m);
+          continue;
+        }
+      }
+      inbox_.push_back(std::move(m));
+    } else if (kind == OutboundKind::kDeadLetter) {
+      DeadLetter d;
+      d.to = ActorId{h.actor};
+      d.from = ActorId{h.peer};
+      d.to_name = ActorName(h.actor);
+      d.type = MessageName(h.type);
+      d.reason = reason;
+      d.bytes.assign(out_buffer_.data(), h.size);
+      d.correlation = h.correlation;
+      if (h.correlation != 0 && d.from.is_host()) {
+        auto it = pending_.find(h.correlation);
+        if (it != pending_.end() && !it->second.done) {
+          it->second.done = true;
+          it->second.error = absl::FailedPreconditionError(absl::StrCat(
+              "the '", d.type, "' sent to actor '", d.to_name, "' was dead-lettered: ", DeadLetterReasonName(reason)));
+          continue;
+        }
+      }
+      dead_letters_.push_back(std::move(d));
+    } else if (kind == OutboundKind::kActorFailed) {
+      ActorFailure f;
+      f.actor = ActorId{h.actor};
+      f.name = ActorName(h.actor);
+      f.code = static_cast<uint32_t>(h.correlation);
+      f.sender = ActorId{h.peer};
+      failures_.push_back(f);
+    }
+  }
+  if (consumed != 0) {
+    LlRelease(outbound_, out_head_);
+    received_by_host_ += consumed;
+  }
+}
+
+// ---- Actors and routes. ----
+
+absl::StatusOr<uint64_t> SystemImpl::ArenaAlloc(uint64_t bytes, uint64_t align) {
+  if (arena_.empty() || AlignUp(arena_used_, align) + bytes > arena_.back().size()) {
+    RK_RETURN_IF_ERROR(runtime_->context().MakeCurrent());
+    RK_ASSIGN_OR_RETURN(cuda::DeviceBuffer chunk,
+                        cuda::DeviceBuffer::Create(std::max(kArenaChunkBytes, bytes + align), {.zero = true}));
+    arena_.push_back(std::move(chunk));
+    arena_used_ = 0;
+  }
+  const uint64_t at = AlignUp(arena_used_, align);
+  arena_used_ = at + bytes;
+  return arena_.back().get() + at;
+}
+
+absl::StatusOr<ActorId> SystemImpl::Spawn(std::string_view type, std::string_view name) {
+  if (!accepting_.load()) return absl::FailedPreconditionError("Spawn: the system is not running");
+  const jit::ActorInfo* actor = package_->model.FindActor(type);
+  if (actor == nullptr) {
+    std::vector<std::string> names;
+    for (const auto& a : package_->model.actors) names.push_back(a.name);
+    return absl::NotFoundError(absl::StrCat("Spawn: the program has no actor type '", std::string(type),
+                                            "'; it has ", absl::StrJoin(names, ", ")));
+  }
+  if (name.empty() || name == "host") {
+    return Invalid(absl::StrCat("Spawn: '", std::string(name), "' cannot name an actor"));
+  }
+  absl::MutexLock lock(&mu_);
+  if (by_name_.contains(std::string(name))) {
+    return absl::AlreadyExistsError(absl::StrCat("Spawn: an actor named '", std::string(name), "' already exists"));
+  }
+  const uint32_t index = static_cast<uint32_t>(actors_.size());
+  if (index >= params_.max_actors) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("Spawn: the system holds ", params_.max_actors, " actors (SystemOptions::max_actors)"));
+  }
+  const uint32_t worker =
+      static_cast<uint32_t>(std::min_element(worker_load_.begin(), worker_load_.end()) - worker_load_.begin());
+  const uint32_t slot_bytes = MailboxSlotBytes(static_cast<u32>(package_->model.MaxHandledSize(*actor)));
+  const uint32_t log2 = Log2(options_.mailbox_capacity);
+  const uint64_t box_bytes = MailboxBytes(log2, slot_bytes);
+  const uint64_t state_bytes = AlignUp(std::max<uint64_t>(actor->state_size, 1), 16);
+  RK_ASSIGN_OR_RETURN(uint64_t box, ArenaAlloc(box_bytes, kLineBytes));
+  RK_ASSIGN_OR_RETURN(uint64_t state, ArenaAlloc(state_bytes, std::max<uint64_t>(16, actor->state_alignment)));
+  mailbox_bytes_ += box_bytes;
+  state_bytes_ += state_bytes;
+  SpawnRecord rec{};
+  rec.actor = index;
+  rec.type = actor->type_id;
+  rec.worker = worker;
+  rec.mailbox_log2 = log2;
+  rec.mailbox = box;
+  rec.state = state;
+  rec.slot_bytes = slot_bytes;
+  RK_ASSIGN_OR_RETURN(uint64_t seq, SendControl(ControlOp::kSpawn, index, 0, &rec, sizeof(rec)));
+  RK_RETURN_IF_ERROR(WaitFor(&control_->ack.value, seq, kControlTimeout, "a spawn to be applied"));
+  actors_.push_back(ActorRecord{std::string(name), actor->type_id, worker});
+  by_name_[std::string(name)] = index;
+  ++worker_load_[worker];
+  actor_types_[index].store(actor->type_id + 1, std::memory_order_relaxed);
+  actor_count_.store(index + 1, std::memory_order_release);
+  return ActorId{index};
+}
+
+absl::StatusOr<ActorId> SystemImpl::Lookup(std::string_view name) const {
+  absl::MutexLock lock(&mu_);
+  auto it = by_name_.find(std::string(name));
+  if (it == by_name_.end()) return absl::NotFoundError(absl::StrCat("no actor named '", std::string(name), "'"));
+  return ActorId{it->second};
+}
+
+std::optional<std::string> SystemImpl::NameOf(ActorId id) const {
+  if (id.is_host()) return std::string("host");
+  absl::MutexLock lock(&mu_);
+  if (id.value < actors_.size()) return actors_[id.value].name;
+  return std::nullopt;
+}
+
+absl::Status SystemImpl::Bind(std::string_view route, uint32_t actor) {
+  if (!accepting_.load()) return absl::FailedPreconditionError("Bind: the system is not running");
+  const jit::RouteInfo* r = package_->model.FindRoute(route);
+  if (r == nullptr) {
+    std::vector<std::string> names;
+    for (const auto& x : package_->model.routes) names.push_back(x.name);
+    return absl::NotFoundError(absl::StrCat("the program uses no route '", std::string(route), "'; it uses ",
+                                            names.empty() ? "none" : absl::StrJoin(names, ", ")));
+  }
+  if (actor != kNoActorValue && actor != kHostActorValue && actor >= actor_count_.load()) {
+    return absl::NotFoundError(absl::StrCat("Bind: no actor with id ", actor));
+  }
+  RK_ASSIGN_OR_RETURN(uint64_t seq, SendControl(ControlOp::kBind, r->id, actor, nullptr, 0));
+  return WaitFor(&control_->ack.value, seq, kControlTimeout, "a route binding to be applied");
+}
+
+// ---- Messages. ----
+
+absl::StatusOr<uint32_t> SystemImpl::MessageId(std::string_view type, size_t size) const {
+  const jit::RecordLayout* r = package_->model.FindRecord(type);
+  if (r == nullptr || !r->is_message()) {
+    return absl::NotFoundError(absl::StrCat("the program has no message type '", std::string(type), "'"));
+  }
+  if (size != r->size) {
+    return Invalid(absl::StrCat("'", r->name, "' is ", r->size, " bytes in the program; got ", size));
+  }
+  return r->message_id;
+}
+
+absl::Status SystemImpl::ResolveTypeSlot(uint32_t slot, const char* name, size_t size, size_t align, uint32_t* id) {
+  if (slot < type_cache_.size()) {
+    const uint64_t v = type_cache_[slot].load(std::memory_order_acquire);
+    if (v != 0) {
+      *id = static_cast<uint32_t>(v - 1);
+      return absl::OkStatus();
+    }
+  }
+  RK_ASSIGN_OR_RETURN(uint32_t type_id, MessageId(name, size));
+  const jit::RecordLayout* r = package_->model.FindMessage(type_id);
+  if (align != r->alignment) {
+    return Invalid(absl::StrCat("host type for '", r->name, "' is aligned to ", align, " bytes; the program's to ",
+                                r->alignment));
+  }
+  if (slot < type_cache_.size()) type_cache_[slot].store(uint64_t{type_id} + 1, std::memory_order_release);
+  *id = type_id;
+  return absl::OkStatus();
+}
+
+absl::Status SystemImpl::Send(ActorId to, uint32_t type_id, const void* bytes, size_t size, uint64_t correlation,
+                              absl::Time deadline) {
+  if (!accepting_.load(std::memory_order_acquire)) {
+    absl::MutexLock lock(&state_mu_);
+    if (!fault_.ok()) return fault_;
+    return absl::FailedPreconditionError(
+        absl::StrCat("Send: the system is ", std::string(KernelPhaseName(phase_.load())), " and accepts no messages"));
+  }
+  if (to.value >= actor_count_.load(std::memory_order_acquire)) {
+    return to.is_host() ? Invalid("Send: the host cannot send to itself")
+                        : absl::NotFoundError(absl::StrCat("Send: no actor with id ", to.value));
+  }
+  const uint32_t actor_type = actor_types_[to.value].load(std::memory_order_relaxed) - 1;
+  if (handles_[actor_type * message_stride_ + type_id] == 0) {
+    return Invalid(absl::StrCat("Send: actor '", ActorName(to.value), "' (", package_->model.actors[actor_type].name,
+                                ") has no handler for '", MessageName(type_id), "'"));
+  }
+  LlHeader h{};
+  h.type = type_id;
+  h.size = static_cast<u32>(size);
+  h.actor = to.value;
+  h.correlation = correlation;
+  h.hlc = host_hlc_.load(std::memory_order_relaxed);
+  if (TryWrite(h, bytes)) return absl::OkStatus();
+  host_ring_full_.fetch_add(1, std::memory_order_relaxed);
+  if (deadline == absl::InfinitePast()) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "Send: the host→GPU ring is full (", 1u << params_.inbound_log2,
+        " records): the GPU has not taken the earlier messages yet; retry, give Send a deadline, or raise "
+        "SystemOptions::host_ring_capacity"));
+  }
+  uint32_t spins = 0;
+  for (;;) {
+    if (TryWrite(h, bytes)) return absl::OkStatus();
+    if ((++spins & 1023) == 0) {
+      bool finished = false;
+      RK_RETURN_IF_ERROR(CheckKernel(&finished));
+      if (absl::Now() > deadline) {
+        return absl::DeadlineExceededError("Send: the host→GPU ring stayed full until the deadline");
+      }
+    }
+    CpuRelax();
+  }
+}
+
+absl::StatusOr<Message> SystemImpl::Ask(ActorId to, uint32_t type_id, const void* bytes, size_t size,
+                                        absl::Duration timeout) {
+  const uint64_t correlation = next_correlation_.fetch_add(1, std::memory_order_relaxed);
+  {
+    absl::MutexLock lock(&out_mu_);
+    pending_[correlation] = PendingAsk{};
+  }
+  const auto start = Clock::now();
+  const auto deadline = start + absl::ToChronoNanoseconds(timeout);
+  absl::Status sent = Send(to, type_id, bytes, size, correlation, absl::Now() + timeout);
+  if (!sent.ok()) {
+    absl::MutexLock lock(&out_mu_);
+    pending_.erase(correlation);
+    return sent;
+  }
+  uint32_t spins = 0;
+  for (;;) {
+    {
+      absl::MutexLock lock(&out_mu_);
+      DrainLocked();
+      auto it = pending_.find(correlation);
+      if (it->second.done) {
+        PendingAsk done = std::move(it->second);
+        pending_.erase(it);
+        if (!done.error.ok()) return done.error;
+        return std::move(done.reply);
+      }
+      // The actor failed: no reply will come.
+      for (const ActorFailure& f : failures_) {
+        if (f.actor == to) {
+          pending_.erase(it);
+          return absl::FailedPreconditionError(
+              absl::StrCat("Ask: actor '", f.name, "' failed with code ", f.code, " before replying"));
+        }
+      }
+    }
+    if ((++spins & 63) == 0) {
+      if (Clock::now() > deadline) {
+        absl::MutexLock lock(&out_mu_);
+        pending_.erase(correlation);
+        return absl::DeadlineExceededError(absl::StrCat("Ask: no reply from actor '", ActorName(to.value), "' to '",
+                                                        MessageName(type_id), "' within ",
+                                                        absl::FormatDuration(timeout)));
+      }
+      if ((spins & 8191) == 0) {
+        bool finished = false;
+        RK_RETURN_IF_ERROR(CheckKernel(&finished));
+      }
+    }
+    CpuRelax();
+  }
+}
+
+absl::StatusOr<std::optional<Message>> SystemImpl::Receive(absl::Duration timeout) {
+  const auto start = Clock::now();
+  const auto deadline = start + absl::ToChronoNanoseconds(timeout);
+  uint32_t spins = 0;
+  for (;;) {
+    {
+      absl::MutexLock lock(&out_mu_);
+      DrainLocked();
+      if (!inbox_.empty()) {
+        Message m = std::move(inbox_.front());
+        inbox_.pop_front();
+        return std::optional<Message>(std::move(m));
+      }
+    }
+    if (Clock::now() >= deadline) return std::optional<Message>();
+    if ((++spins & 1023) == 0) {
+      bool finished = false;
+      RK_RETURN_IF_ERROR(CheckKernel(&finished));
+      if (finished) return std::optional<Message>();
+    }
+    if (Clock::now() - start > std::chrono::microseconds(200)) {
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
+    } else {
+      CpuRelax();
+    }
+  }
+}
+
+std::vector<DeadLetter> SystemImpl::TakeDeadLetters() {
+  absl::MutexLock lock(&out_mu_);
+  DrainLocked();
+  return std::exchange(dead_letters_, {});
+}
+
+std::vector<ActorFailure> SystemImpl::TakeFailures() {
+  absl::MutexLock lock(&out_mu_);
+  DrainLocked();
+  return std::exchange(failures_, {});
+}
+
+// ---- Stats, health, stop. ----
+
+ActorStats SystemImpl::ReadActor(uint32_t index) const {
+  const ActorControl& c = actor_control_[index];
+  ActorStats s;
+  s.id = ActorId{index};
+  {
+    absl::MutexLock lock(&mu_);
+    if (index < actors_.size()) {
+      s.name = actors_[index].name;
+      s.type = package_->model.actors[actors_[index].type_id].name;
+    }
+  }
+  const uint64_t status = Load(&c.status);
+  s.state = static_cast<ActorState>(status & 0xFFFFFFFFu);
+  s.fail_code = static_cast<uint32_t>(status >> 32);
+  s.received = Load(&c.received);
+  s.handled = Load(&c.handled);
+  s.dead_lettered = Load(&c.dead_lettered);
+  s.depth = Load(&c.depth);
+  s.sent = Load(&c.sent);
+  s.send_full = Load(&c.send_full);
+  s.send_no_actor = Load(&c.send_no_actor);
+  s.send_other = Load(&c.send_other);
+  s.rejected = Load(&c.rejected);
+  s.hlc = Load(&c.hlc);
+  return s;
+}
+
+absl::StatusOr<SystemStats> SystemImpl::Stats(bool fresh) {
+  if (fresh && accepting_.load()) {
+    RK_ASSIGN_OR_RETURN(uint64_t seq, SendControl(ControlOp::kFlush, 0, 0, nullptr, 0));
+    RK_RETURN_IF_ERROR(WaitFor(&control_->flush_ack.value, seq, kControlTimeout, "a counter flush"));
+  }
+  SystemStats st;
+  const KernelPhase ph = phase_.load();
+  st.phase = (ph == KernelPhase::kFaulted || ph == KernelPhase::kAbandoned || ph == KernelPhase::kExited)
+                 ? ph
+                 : PhaseOf(Load(&control_->state.value));
+  st.flush_epoch = Load(&control_->flush_epoch.value);
+  st.host_sent = __atomic_load_n(&inbound_tail_, __ATOMIC_RELAXED) - control_records_.load();
+  st.host_ring_full = host_ring_full_.load();
+  st.ingress_delivered = Load(&control_->ingress_messages.value);
+  st.ingress_dead = Load(&control_->ingress_dead.value);
+  st.outbound_full = Load(&control_->outbound_full.value);
+  {
+    absl::MutexLock lock(&out_mu_);
+    DrainLocked();
+    st.received_by_host = received_by_host_;
+  }
+  const uint32_t n = actor_count_.load();
+  for (uint32_t i = 0; i < n; ++i) st.actors.push_back(ReadActor(i));
+  for (uint32_t w = 0; w < params_.num_workers; ++w) {
+    const WorkerControl& c = worker_control_[w];
+    st.workers.push_back(WorkerStatsView{w, Load(&c.heartbeat), Load(&c.handled), Load(&c.exited) != 0});
+  }
+  return st;
+}
+
+absl::Status SystemImpl::Health() {
+  bool finished = false;
+  RK_RETURN_IF_ERROR(CheckKernel(&finished));
+  if (finished && phase_.load() != KernelPhase::kExited) {
+    return absl::FailedPreconditionError("the kernel has exited");
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<StopReport> SystemImpl::Stop(absl::Duration timeout) {
+  const KernelPhase ph = phase_.load();
+  if (ph == KernelPhase::kExited) return absl::FailedPreconditionError("Stop: the system was already stopped");
+  if (ph == KernelPhase::kAbandoned) {
+    return absl::FailedPreconditionError("Stop: the system could not be stopped before; its kernel is stuck");
+  }
+  {
+    absl::MutexLock lock(&state_mu_);
+    if (!fault_.ok()) return fault_;
+  }
+  accepting_.store(false);
+  const auto start = Clock::now();
+  const auto drain_deadline = start + absl::ToChronoNanoseconds(timeout * 3 / 4);
+  const auto deadline = start + absl::ToChronoNanoseconds(timeout);
+  // Drain: every record before this one is delivered first.
+  absl::StatusOr<uint64_t> seq = SendControl(ControlOp::kDrain, 0, 0, nullptr, 0);
+  bool finished = false;
+  if (seq.ok()) {
+    phase_ = KernelPhase::kDraining;
+    while (Clock::now() < drain_deadline) {
+      Drain();
+      RK_RETURN_IF_ERROR(CheckKernel(&finished));
+      if (finished) break;
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
+    }
+  }
+  if (!finished) {
+    // Not quiescent in time (or the ring was full): halt the workers now;
+    // what is still queued is reported as unhandled.
+    forced_halt_ = true;
+    __atomic_store_n(&control_->host_request.value, u64{1}, __ATOMIC_RELEASE);
+    while (Clock::now() < deadline) {
+      Drain();
+      RK_RETURN_IF_ERROR(CheckKernel(&finished));
+      if (finished) break;
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+  }
+  if (!finished) {
+    phase_ = KernelPhase::kAbandoned;
+    const std::string stuck = RunningActors(true);
+    return absl::DeadlineExceededError(absl::StrCat(
+        "Stop: the kernel did not halt within ", absl::FormatDuration(timeout), ": ",
+        stuck.empty() ? "no worker reported a running handler" : absl::StrCat("stuck: ", stuck),
+        ". The GPU context will be reset when the system is destroyed."));
+  }
+  phase_ = KernelPhase::kExited;
+  StopReport report;
+  report.drained = !forced_halt_;
+  const uint32_t n = actor_count_.load();
+  // The kernel has exited: its device memory is the final word, so the
+  // report reads the actor table and the mailboxes there.
+  std::vector<ActorSlot> slots(n);
+  absl::Status read = runtime_->context().MakeCurrent();
+  if (read.ok()) read = n == 0 ? absl::OkStatus()
+                             : tables_->Download(slots.data(), n * sizeof(ActorSlot),
+                                                 reinterpret_cast<uint64_t>(params_.actors) - tables_->get());
+  for (uint32_t i = 0; i < n; ++i) {
+    ActorStats a = ReadActor(i);
+    if (read.ok()) {
+      const ActorSlot& sl = slots[i];
+      MailboxHeader box;
+      absl::Status final_read = FinalFromDevice(sl, &box);
+      if (!final_read.ok() || box.tail.value - sl.start != a.received) {
+        std::fprintf(stderr, "rk: actor %u final: %s mailbox=%llx start=%llu tail=%llu head=%llu mapped received=%llu\n",
+                     i, std::string(final_read.message()).c_str(), static_cast<unsigned long long>(sl.mailbox),
+                     static_cast<unsigned long long>(sl.start), static_cast<unsigned long long>(box.tail.value),
+                     static_cast<unsigned long long>(box.head.value), static_cast<unsigned long long>(a.received));
+      }
+      if (final_read.ok()) {
+        a.state = static_cast<ActorState>(sl.status);
+        a.fail_code = sl.fail_code;
+        a.received = box.tail.value - sl.start;
+        a.handled = sl.handled;
+        a.dead_lettered = sl.dead_lettered;
+        a.depth = box.tail.value - box.head.value;
+        a.sent = sl.sent;
+        a.send_full = sl.send_full;
+        a.send_no_actor = sl.send_no_actor;
+        a.send_other = sl.send_other;
+        a.rejected = sl.rejected;
+        a.hlc = sl.hlc;
+      }
+    }
+    report.handled += a.handled;
+    report.unhandled += a.depth;
+    report.actors.push_back(std::move(a));
+  }
+  absl::MutexLock lock(&out_mu_);
+  DrainLocked();
+  report.dead_letters = std::exchange(dead_letters_, {});
+  report.failures = std::exchange(failures_, {});
+  report.undelivered.assign(std::make_move_iterator(inbox_.begin()), std::make_move_iterator(inbox_.end()));
+  inbox_.clear();
+  return report;
+}
+
+absl::Status SystemImpl::FinalFromDevice(const ActorSlot& slot, MailboxHeader* box) const {
+  // The mailbox lives in one of the arena chunks.
+  for (const cuda::DeviceBuffer& chunk : arena_) {
+    if (slot.mailbox >= chunk.get() && slot.mailbox + sizeof(MailboxHeader) <= chunk.get() + chunk.size()) {
+      return chunk.Download(box, sizeof(MailboxHeader), slot.mailbox - chunk.get());
+    }
+  }
+  return absl::InternalError("mailbox outside the arena");
+}
+
+System::MemoryUsage SystemImpl::Memory() const {
+  System::MemoryUsage m;
+  m.device_tables = device_table_bytes_;
+  m.mailboxes = mailbox_bytes_;
+  m.actor_state = state_bytes_;
+  for (const cuda::DeviceBuffer& b : arena_) m.arena_reserved += b.size();
+  m.mapped = (inbound_buf_ ? inbound_buf_->size() : 0) + (outbound_buf_ ? outbound_buf_->size() : 0) +
+             (control_buf_ ? control_buf_->size() : 0);
+  return m;
+}
+
+// ---- System: the public face. ----
+
+System::System(std::unique_ptr<SystemImpl> impl) : impl_(std::move(impl)) {}
+System::~System() = default;
+
+absl::StatusOr<ActorId> System::Spawn(std::string_view type, std::string_view name) { return impl_->Spawn(type, name); }
+absl::StatusOr<ActorId> System::Lookup(std::string_view name) const { return impl_->Lookup(name); }
+std::optional<std::string> System::NameOf(ActorId id) const { return impl_->NameOf(id); }
+absl::Status System::Bind(std::string_view route, ActorId actor) { return impl_->Bind(route, actor.value); }
+absl::Status System::Unbind(std::string_view route) { return impl_->Bind(route, kNoActorValue); }
+
+absl::Status System::SendBytes(ActorId to, std::string_view type, std::string_view bytes) {
+  RK_ASSIGN_OR_RETURN(uint32_t id, impl_->MessageId(type, bytes.size()));
+  return impl_->Send(to, id, bytes.data(), bytes.size(), 0, absl::InfinitePast());
+}
+
+absl::Status System::SendBytes(ActorId to, std::string_view type, std::string_view bytes, absl::Time deadline) {
+  RK_ASSIGN_OR_RETURN(uint32_t id, impl_->MessageId(type, bytes.size()));
+  return impl_->Send(to, id, bytes.data(), bytes.size(), 0, deadline);
+}
+
+absl::StatusOr<Message> System::AskBytes(ActorId to, std::string_view type, std::string_view bytes,
+                                         absl::Duration timeout) {
+  RK_ASSIGN_OR_RETURN(uint32_t id, impl_->MessageId(type, bytes.size()));
+  return impl_->Ask(to, id, bytes.data(), bytes.size(), timeout);
+}
+
+absl::StatusOr<std::optional<Message>> System::Receive(absl::Duration timeout) { return impl_->Receive(timeout); }
+std::vector<DeadLetter> System::TakeDeadLetters() { return impl_->TakeDeadLetters(); }
+std::vector<ActorFailure> System::TakeFailures() { return impl_->TakeFailures(); }
+absl::StatusOr<SystemStats> System::Stats(bool fresh) { return impl_->Stats(fresh); }
+absl::Status System::Health() { return impl_->Health(); }
+absl::StatusOr<StopReport> System::Stop(absl::Duration timeout) { return impl_->Stop(timeout); }
+KernelPhase System::phase() const { return impl_->phase(); }
+uint32_t System::workers() const { return impl_->workers(); }
+uint32_t System::threads_per_block() const { return impl_->threads_per_block(); }
+System::MemoryUsage System::Memory() const { return impl_->Memory(); }
+
+absl::Status System::ResolveTypeSlot(uint32_t slot, const char* name, size_t size, size_t align, uint32_t* id) {
+  return impl_->ResolveTypeSlot(slot, name, size, align, id);
+}
+
+absl::Status System::SendTyped(ActorId to, uint32_t type_id, const void* bytes, size_t size, uint64_t correlation,
+                               absl::Time deadline) {
+  return impl_->Send(to, type_id, bytes, size, correlation, deadline);
+}
+
+absl::StatusOr<Message> System::AskTyped(ActorId to, uint32_t type_id, const void* bytes, size_t size,
+                                         absl::Duration timeout) {
+  return impl_->Ask(to, type_id, bytes, size, timeout);
+}
+
+}  // namespace rk

@@ -1,0 +1,174 @@
+// Copyright 2026 The RingKernel Authors.
+//
+// system_impl.h: the host half of a running system (internal to runtime/).
+//
+// It owns the launch and every allocation of it: the device tables and the
+// arena that holds mailboxes and actor state (device memory), the two rings
+// and the control blocks (mapped pinned memory). The host writes the
+// host→GPU ring from any thread (a lock-free multi-producer reservation) and
+// drains the GPU→host ring under `out_mu_`, sorting what it finds into Ask
+// replies, the inbox, dead letters and failures.
+#ifndef RINGKERNEL_RUNTIME_SYSTEM_IMPL_H_
+#define RINGKERNEL_RUNTIME_SYSTEM_IMPL_H_
+
+#include <array>
+#include <atomic>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/synchronization/mutex.h"
+#include "jit/package.h"
+#include "ringkernel/device/ll_ring.h"
+#include "ringkernel/device/system_layout.h"
+#include "ringkernel/system.h"
+#include "runtime/device_buffer.h"
+#include "runtime/mapped_buffer.h"
+#include "runtime/module.h"
+#include "runtime/stream.h"
+
+namespace rk {
+
+class RuntimeImpl;
+
+class SystemImpl {
+ public:
+  static absl::StatusOr<std::unique_ptr<SystemImpl>> Start(RuntimeImpl* runtime,
+                                                           std::shared_ptr<const jit::Package> package,
+                                                           const SystemOptions& options);
+  ~SystemImpl();
+
+  absl::StatusOr<ActorId> Spawn(std::string_view type, std::string_view name);
+  absl::StatusOr<ActorId> Lookup(std::string_view name) const;
+  std::optional<std::string> NameOf(ActorId id) const;
+  absl::Status Bind(std::string_view route, uint32_t actor);
+  absl::Status ResolveTypeSlot(uint32_t slot, const char* name, size_t size, size_t align, uint32_t* id);
+  absl::StatusOr<uint32_t> MessageId(std::string_view type, size_t size) const;
+  absl::Status Send(ActorId to, uint32_t type_id, const void* bytes, size_t size, uint64_t correlation,
+                    absl::Time deadline);
+  absl::StatusOr<Message> Ask(ActorId to, uint32_t type_id, const void* bytes, size_t size, absl::Duration timeout);
+  absl::StatusOr<std::optional<Message>> Receive(absl::Duration timeout);
+  std::vector<DeadLetter> TakeDeadLetters();
+  std::vector<ActorFailure> TakeFailures();
+  absl::StatusOr<SystemStats> Stats(bool fresh);
+  absl::Status Health();
+  absl::StatusOr<StopReport> Stop(absl::Duration timeout);
+  KernelPhase phase() const { return phase_.load(); }
+  uint32_t workers() const { return params_.num_workers; }
+  uint32_t threads_per_block() const { return params_.threads_per_block; }
+  System::MemoryUsage Memory() const;
+
+ private:
+  struct ActorRecord {
+    std::string name;
+    uint32_t type_id;
+    uint32_t worker;
+  };
+  struct PendingAsk {
+    bool done = false;
+    absl::Status error;
+    Message reply;
+  };
+
+  SystemImpl(RuntimeImpl* runtime, std::shared_ptr<const jit::Package> package, const SystemOptions& options)
+      : runtime_(runtime), package_(std::move(package)), options_(options) {}
+
+  absl::Status Init();
+  // Writes one record into the host→GPU ring; false if it is full.
+  bool TryWrite(const LlHeader& h, const void* payload);
+  // Writes a control record (waiting for room up to 5 s) and returns its
+  // sequence number.
+  absl::StatusOr<uint64_t> SendControl(ControlOp op, uint32_t a0, uint32_t a1, const void* payload, uint32_t size);
+  // Waits until `*index` (a mapped index the GPU writes) reaches `target`.
+  absl::Status WaitFor(const u64* index, uint64_t target, absl::Duration timeout, const char* what);
+  // Drains the GPU→host ring. Requires out_mu_.
+  void DrainLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(out_mu_);
+  void Drain() {
+    absl::MutexLock lock(&out_mu_);
+    DrainLocked();
+  }
+  // The kernel's completion state: OK while running, else its error
+  // (attributed to the running actors); sets phase_ on a fault.
+  absl::Status CheckKernel(bool* finished);
+  std::string RunningActors(bool only_unexited) const;
+  std::string ActorName(uint32_t index) const;
+  std::string MessageName(uint32_t type_id) const;
+  absl::StatusOr<uint64_t> ArenaAlloc(uint64_t bytes, uint64_t align);
+  ActorStats ReadActor(uint32_t index) const;
+  // After the kernel exits: an actor's mailbox header from device memory.
+  absl::Status FinalFromDevice(const ActorSlot& slot, MailboxHeader* box) const;
+
+  RuntimeImpl* runtime_;
+  std::shared_ptr<const jit::Package> package_;
+  SystemOptions options_;
+
+  // Driver objects.
+  std::optional<cuda::Module> module_;
+  std::optional<cuda::Stream> stream_;
+  std::optional<cuda::DeviceBuffer> tables_;  // params, actor table, lists, counts, routes, shared, worker stats
+  std::vector<cuda::DeviceBuffer> arena_;     // mailboxes and actor state
+  uint64_t arena_used_ = 0;                   // in arena_.back()
+  uint64_t mailbox_bytes_ = 0;
+  uint64_t state_bytes_ = 0;
+  std::optional<cuda::MappedBuffer> inbound_buf_;
+  std::optional<cuda::MappedBuffer> outbound_buf_;
+  std::optional<cuda::MappedBuffer> control_buf_;
+
+  // Host views of the mapped memory.
+  LlRingHeader* inbound_ = nullptr;
+  u64* inbound_slots_ = nullptr;
+  LlRingHeader* outbound_ = nullptr;
+  u64* outbound_slots_ = nullptr;
+  SystemControl* control_ = nullptr;
+  ActorControl* actor_control_ = nullptr;
+  WorkerControl* worker_control_ = nullptr;
+  u64* running_ = nullptr;
+
+  SystemParams params_{};
+  uint64_t device_table_bytes_ = 0;
+
+  // Producer side of the host→GPU ring, each index on its own line.
+  alignas(64) u64 inbound_tail_ = 0;
+  alignas(64) u64 inbound_cached_head_ = 0;
+  absl::Mutex control_mu_;  // control records are written in sequence order
+  alignas(64) std::atomic<uint64_t> control_seq_{0};
+  std::atomic<uint64_t> control_records_{0};
+  std::atomic<uint64_t> host_ring_full_{0};
+  std::atomic<uint64_t> host_hlc_{0};
+  std::atomic<uint64_t> next_correlation_{1};
+  std::atomic<bool> accepting_{false};
+  std::atomic<KernelPhase> phase_{KernelPhase::kStarting};
+
+  // Actors. The per-index arrays are read without the lock by Send.
+  mutable absl::Mutex mu_;
+  std::vector<ActorRecord> actors_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, uint32_t> by_name_ ABSL_GUARDED_BY(mu_);
+  std::vector<uint32_t> worker_load_ ABSL_GUARDED_BY(mu_);
+  std::unique_ptr<std::atomic<uint32_t>[]> actor_types_;  // type id + 1; 0: no actor
+  std::atomic<uint32_t> actor_count_{0};
+  std::vector<uint8_t> handles_;  // [actor type][message id] → 1 if handled
+  uint32_t message_stride_ = 0;
+  std::array<std::atomic<uint64_t>, 1024> type_cache_{};  // TypeSlot → type id + 1
+
+  // Consumer side of the GPU→host ring.
+  absl::Mutex out_mu_;
+  u64 out_head_ ABSL_GUARDED_BY(out_mu_) = 0;
+  std::string out_buffer_ ABSL_GUARDED_BY(out_mu_);
+  std::deque<Message> inbox_ ABSL_GUARDED_BY(out_mu_);
+  std::vector<DeadLetter> dead_letters_ ABSL_GUARDED_BY(out_mu_);
+  std::vector<ActorFailure> failures_ ABSL_GUARDED_BY(out_mu_);
+  absl::flat_hash_map<uint64_t, PendingAsk> pending_ ABSL_GUARDED_BY(out_mu_);
+  uint64_t received_by_host_ ABSL_GUARDED_BY(out_mu_) = 0;
+
+  absl::Mutex state_mu_;
+  absl::Status fault_ ABSL_GUARDED_BY(state_mu_);
+  bool launched_ = false;
+  bool forced_halt_ = false;
+};
+
+}  // namespace rk
+
+#endif  // RINGKERNEL_RUNTIME_SYSTEM_IMPL_H_

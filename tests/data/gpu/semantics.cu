@@ -1,0 +1,156 @@
+// Actors for the runtime's GPU tests (tests/system_gpu_test.cc): each one
+// makes a property of the runtime observable from the host.
+#include <ringkernel/actor.cuh>
+
+// ---- FIFO and nothing lost: a sequencer checks per-sender order. ----
+struct Seq { int producer; int n; };           // n counts 1, 2, 3, ... per producer
+struct SeqQuery { int producer; };
+struct SeqReport { long long received; long long violations; int last; int distinct_senders; };
+
+struct RK_ACTOR Sequencer {
+  int last[64];
+  long long received;
+  long long violations;
+  unsigned seen_senders[64];
+
+  RK_HANDLER void on(const Seq& s, rk::Ctx& ctx) {
+    const int p = s.producer & 63;
+    if (s.n != last[p] + 1) ++violations;
+    last[p] = s.n;
+    ++received;
+    const unsigned sender = ctx.sender().value;
+    for (int i = 0; i < 64; ++i) {
+      if (seen_senders[i] == sender + 1) break;
+      if (seen_senders[i] == 0) { seen_senders[i] = sender + 1; break; }
+    }
+  }
+  RK_HANDLER void on(const SeqQuery& q, rk::Ctx& ctx) {
+    int distinct = 0;
+    for (int i = 0; i < 64; ++i) distinct += seen_senders[i] != 0;
+    ctx.reply(SeqReport{received, violations, last[q.producer & 63], distinct});
+  }
+};
+
+// ---- K2K producers: send `count` sequenced messages to `to`. ----
+struct Produce { rk::ActorId to; int producer; int count; int retry_on_full; };
+struct Produced { int producer; int sent; int full; int no_actor; };
+
+struct RK_ACTOR Producer {
+  RK_HANDLER void on(const Produce& p, rk::Ctx& ctx) {
+    int sent = 0, full = 0, no_actor = 0;
+    for (int n = 1; n <= p.count; ++n) {
+      for (;;) {
+        const rk::SendStatus s = ctx.send(p.to, Seq{p.producer, n});
+        if (s == rk::SendStatus::kOk) { ++sent; break; }
+        if (s == rk::SendStatus::kFull) {
+          ++full;
+          if (p.retry_on_full) { __nanosleep(200); continue; }
+          break;
+        }
+        ++no_actor;
+        break;
+      }
+    }
+    ctx.reply(Produced{p.producer, sent, full, no_actor});
+  }
+};
+
+// ---- A slow consumer, so that mailboxes fill. ----
+struct Slow { int n; };
+struct SlowCount { long long handled; };
+struct RK_ACTOR Sloth {
+  long long handled;
+  RK_HANDLER void on(const Slow& s, rk::Ctx& ctx) {
+    const unsigned long long start = clock64();
+    while (clock64() - start < 20000) {}
+    ++handled;
+  }
+  RK_HANDLER void on(const SlowCount& q, rk::Ctx& ctx) { ctx.reply(SlowCount{handled}); }
+};
+
+// A burst of sends with no retry: how many were refused with kFull.
+struct Burst { rk::ActorId to; int count; };
+struct BurstResult { int ok; int full; };
+struct RK_ACTOR Burster {
+  RK_HANDLER void on(const Burst& b, rk::Ctx& ctx) {
+    int ok = 0, full = 0;
+    for (int i = 0; i < b.count; ++i) {
+      const rk::SendStatus s = ctx.send(b.to, Slow{i});
+      if (s == rk::SendStatus::kOk) ++ok; else if (s == rk::SendStatus::kFull) ++full;
+    }
+    ctx.reply(BurstResult{ok, full});
+  }
+};
+
+// ---- Routes: send through "audit" and report the SendStatus. ----
+struct Notify { int value; };
+struct NotifyResult { unsigned status; };
+struct Noted { int value; };
+struct RK_ACTOR Notifier {
+  RK_HANDLER void on(const Notify& n, rk::Ctx& ctx) {
+    const rk::SendStatus s = ctx.send(rk::route("audit"), Noted{n.value});
+    ctx.reply(NotifyResult{static_cast<unsigned>(s)});
+  }
+};
+struct RK_ACTOR Recorder {
+  long long total;
+  long long count;
+  RK_HANDLER void on(const Noted& n, rk::Ctx& ctx) {
+    total += n.value;
+    ++count;
+    ctx.send(rk::host(), n);
+  }
+};
+
+// ---- Failure: fail with the given code; report otherwise. ----
+struct Poke { int fail_code; };
+struct Poked { int pokes; };
+struct RK_ACTOR Fragile {
+  int pokes;
+  RK_HANDLER void on(const Poke& p, rk::Ctx& ctx) {
+    if (p.fail_code != 0) {
+      ctx.fail(static_cast<unsigned>(p.fail_code));
+      return;
+    }
+    ++pokes;
+    ctx.reply(Poked{pokes});
+  }
+};
+
+// ---- Clocks: report ctx.now() and a sender's stamp. ----
+struct Tick { unsigned long long sender_stamp; };
+struct Tock { unsigned long long now; unsigned long long sender_stamp; };
+struct Relay { rk::ActorId to; };
+struct RK_ACTOR Clock {
+  RK_HANDLER void on(const Tick& t, rk::Ctx& ctx) { ctx.reply(Tock{ctx.now(), t.sender_stamp}); }
+  // Stamps a Tick with this invocation's clock and sends it on; the
+  // receiver's reply comes back here and is forwarded to the host.
+  RK_HANDLER void on(const Relay& r, rk::Ctx& ctx) { ctx.send(r.to, Tick{ctx.now()}); }
+  RK_HANDLER void on(const Tock& t, rk::Ctx& ctx) { ctx.send(rk::host(), t); }
+};
+
+// ---- Faults: spin forever, or touch an illegal address. ----
+struct Spin { int forever; };
+struct RK_ACTOR Spinner {
+  RK_HANDLER void on(const Spin& s, rk::Ctx& ctx) {
+    // The sleep is a side effect the compiler must keep: a loop without one
+    // may be assumed to end (C++ forward progress) and be removed.
+    while (s.forever != 0) __nanosleep(1000);
+  }
+};
+struct Crash { unsigned long long address; };
+struct RK_ACTOR Crasher {
+  RK_HANDLER void on(const Crash& c, rk::Ctx& ctx) {
+    *reinterpret_cast<volatile int*>(c.address) = 42;
+  }
+};
+
+// ---- Defaults: default member initialisers run at spawn. ----
+struct Peek { int unused; };
+struct Defaults { int seven; long long zero; float half; };
+struct RK_ACTOR Initialised {
+  int seven = 7;
+  long long zero;
+  float half = 0.5f;
+  RK_HANDLER void on(const Peek& p, rk::Ctx& ctx) { ctx.reply(Defaults{seven, zero, half}); }
+};

@@ -1,0 +1,375 @@
+// Copyright 2026 The RingKernel Authors.
+//
+// Test goals: the GPU runtime end to end on a real device — one cooperative
+// launch, messages in from the host, K2K between actors, replies out — and
+// each semantic promise of the runtime, made observable by the actors of
+// tests/data/gpu/semantics.cu:
+//   * one message at a time per actor, FIFO per (sender, receiver), nothing
+//     lost or duplicated with many host threads and many K2K producers;
+//   * a full mailbox gives kFull on the device and is counted;
+//   * an unbound route gives kNoActor and is counted; binding it while the
+//     system runs takes effect;
+//   * ctx.fail stops only that actor and the host learns the code;
+//   * the HLC is monotonic per actor and ordered across a send;
+//   * block handlers with scratch and sync;
+//   * default member initialisers run at spawn;
+//   * Stop drains and reports; bad host input gets a clear error.
+// Faults (traps, stuck handlers) are in fault_gpu_test.cc. Every test skips
+// with the reason when there is no CUDA device.
+#include <atomic>
+#include <iostream>
+#include <map>
+#include <thread>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "ringkernel/runtime.h"
+#include "tests/gpu_test_support.h"
+#include "tests/test_support.h"
+
+namespace rk {
+namespace {
+
+using ::rk::testing::StatusIs;
+using ::testing::HasSubstr;
+
+// Host mirrors of the messages of semantics.cu.
+struct Seq { int producer; int n; };
+struct SeqQuery { int producer; };
+struct SeqReport { long long received; long long violations; int last; int distinct_senders; };
+struct Produce { ActorId to; int producer; int count; int retry_on_full; };
+struct Produced { int producer; int sent; int full; int no_actor; };
+struct Slow { int n; };
+struct SlowCount { long long handled; };
+struct Burst { ActorId to; int count; };
+struct BurstResult { int ok; int full; };
+struct Notify { int value; };
+struct NotifyResult { unsigned status; };
+struct Noted { int value; };
+struct Poke { int fail_code; };
+struct Poked { int pokes; };
+struct Tick { unsigned long long sender_stamp; };
+struct Tock { unsigned long long now; unsigned long long sender_stamp; };
+struct Relay { ActorId to; };
+struct Peek { int unused; };
+struct Defaults { int seven; long long zero; float half; };
+
+}  // namespace
+}  // namespace rk
+
+RK_HOST_MESSAGE(rk::Seq, "Seq");
+RK_HOST_MESSAGE(rk::SeqQuery, "SeqQuery");
+RK_HOST_MESSAGE(rk::SeqReport, "SeqReport");
+RK_HOST_MESSAGE(rk::Produce, "Produce");
+RK_HOST_MESSAGE(rk::Produced, "Produced");
+RK_HOST_MESSAGE(rk::Slow, "Slow");
+RK_HOST_MESSAGE(rk::SlowCount, "SlowCount");
+RK_HOST_MESSAGE(rk::Burst, "Burst");
+RK_HOST_MESSAGE(rk::BurstResult, "BurstResult");
+RK_HOST_MESSAGE(rk::Notify, "Notify");
+RK_HOST_MESSAGE(rk::NotifyResult, "NotifyResult");
+RK_HOST_MESSAGE(rk::Noted, "Noted");
+RK_HOST_MESSAGE(rk::Poke, "Poke");
+RK_HOST_MESSAGE(rk::Poked, "Poked");
+RK_HOST_MESSAGE(rk::Tick, "Tick");
+RK_HOST_MESSAGE(rk::Tock, "Tock");
+RK_HOST_MESSAGE(rk::Relay, "Relay");
+RK_HOST_MESSAGE(rk::Peek, "Peek");
+RK_HOST_MESSAGE(rk::Defaults, "Defaults");
+
+namespace rk {
+namespace {
+
+constexpr absl::Duration kAsk = absl::Seconds(5);
+
+class SystemGpuTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    RK_GPU_TEST_SETUP(runtime_);
+    absl::StatusOr<Program> p =
+        runtime_->CompileFiles({::rk::testing::TestDataDir() + "/gpu/semantics.cu"});
+    ASSERT_TRUE(p.ok()) << p.status();
+    program_ = *p;
+  }
+  std::unique_ptr<System> StartSystem(SystemOptions o = {}) {
+    absl::StatusOr<std::unique_ptr<System>> s = runtime_->Start(program_, ::rk::testing::TestOptions(o));
+    EXPECT_TRUE(s.ok()) << s.status();
+    return s.ok() ? std::move(*s) : nullptr;
+  }
+  ActorId SpawnOrDie(System& s, const std::string& type, const std::string& name) {
+    absl::StatusOr<ActorId> id = s.Spawn(type, name);
+    EXPECT_TRUE(id.ok()) << id.status();
+    return id.ok() ? *id : ActorId{};
+  }
+
+  std::unique_ptr<Runtime> runtime_;
+  Program program_;
+};
+
+TEST_F(SystemGpuTest, ManyHostThreadsLoseNothingAndKeepFifoPerThread) {
+  auto sys = StartSystem();
+  ASSERT_NE(sys, nullptr);
+  const ActorId seq = SpawnOrDie(*sys, "Sequencer", "seq");
+  const int kThreads = 8, kPerThread = ::rk::testing::Scaled(20000);
+  std::vector<std::thread> threads;
+  std::atomic<int> refused{0};
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int n = 1; n <= kPerThread; ++n) {
+        absl::Status s = sys->Send(seq, Seq{t, n}, absl::Now() + absl::Seconds(10));
+        if (!s.ok()) {
+          refused.fetch_add(1);
+          ADD_FAILURE() << s;
+          return;
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  ASSERT_EQ(refused.load(), 0);
+  // Ask from each producer's point of view; the query follows its sends.
+  for (int t = 0; t < kThreads; ++t) {
+    absl::StatusOr<SeqReport> r = sys->Ask<SeqReport>(seq, SeqQuery{t}, kAsk);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->last, kPerThread) << "producer " << t;
+    EXPECT_EQ(r->violations, 0);
+  }
+  absl::StatusOr<SeqReport> r = sys->Ask<SeqReport>(seq, SeqQuery{0}, kAsk);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->received, int64_t{kThreads} * kPerThread);
+  absl::StatusOr<SystemStats> st = sys->Stats();
+  ASSERT_TRUE(st.ok()) << st.status();
+  const ActorStats* a = st->Find("seq");
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a->received, uint64_t{kThreads} * kPerThread + kThreads + 1);
+  EXPECT_EQ(a->handled, a->received);
+  EXPECT_EQ(a->dead_lettered, 0u);
+  absl::StatusOr<StopReport> rep = sys->Stop();
+  ASSERT_TRUE(rep.ok()) << rep.status();
+  EXPECT_TRUE(rep->drained);
+  EXPECT_EQ(rep->unhandled, 0u);
+}
+
+TEST_F(SystemGpuTest, ManyK2kProducersLoseNothingAndKeepFifoPerSender) {
+  SystemOptions o;
+  o.mailbox_capacity = 64;  // small, so producers meet kFull and retry
+  auto sys = StartSystem(o);
+  ASSERT_NE(sys, nullptr);
+  const ActorId seq = SpawnOrDie(*sys, "Sequencer", "seq");
+  const int kProducers = 32, kCount = ::rk::testing::Scaled(5000);
+  std::vector<ActorId> producers;
+  for (int p = 0; p < kProducers; ++p) producers.push_back(SpawnOrDie(*sys, "Producer", "p" + std::to_string(p)));
+  for (int p = 0; p < kProducers; ++p) {
+    ASSERT_TRUE(sys->Send(producers[p], Produce{seq, p, kCount, 1}).ok());
+  }
+  // Each producer replies to the host when done.
+  int done = 0;
+  long long full = 0;
+  while (done < kProducers) {
+    absl::StatusOr<std::optional<Message>> m = sys->Receive(absl::Seconds(20));
+    ASSERT_TRUE(m.ok()) << m.status();
+    ASSERT_TRUE(m->has_value()) << "only " << done << " producers finished";
+    absl::StatusOr<Produced> pr = (*m)->As<Produced>();
+    ASSERT_TRUE(pr.ok()) << pr.status();
+    EXPECT_EQ(pr->sent, kCount);
+    EXPECT_EQ(pr->no_actor, 0);
+    full += pr->full;
+    ++done;
+  }
+  absl::StatusOr<SeqReport> r = sys->Ask<SeqReport>(seq, SeqQuery{0}, kAsk);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->received, int64_t{kProducers} * kCount);
+  EXPECT_EQ(r->violations, 0);
+  EXPECT_EQ(r->distinct_senders, kProducers);
+  for (int p = 0; p < kProducers; ++p) {
+    absl::StatusOr<SeqReport> rp = sys->Ask<SeqReport>(seq, SeqQuery{p}, kAsk);
+    ASSERT_TRUE(rp.ok());
+    EXPECT_EQ(rp->last, kCount);
+  }
+  absl::StatusOr<SystemStats> st = sys->Stats();
+  ASSERT_TRUE(st.ok());
+  uint64_t counted_full = 0;
+  for (const ActorStats& a : st->actors) counted_full += a.send_full;
+  EXPECT_EQ(counted_full, static_cast<uint64_t>(full)) << "every kFull a producer saw is counted";
+  std::cout << "K2K: " << kProducers << " producers x " << kCount << " messages, " << full
+            << " kFull retries with a 64-slot mailbox\n";
+}
+
+TEST_F(SystemGpuTest, FullMailboxRefusesWithKFullAndCountsIt) {
+  SystemOptions o;
+  o.mailbox_capacity = 8;
+  auto sys = StartSystem(o);
+  ASSERT_NE(sys, nullptr);
+  const ActorId sloth = SpawnOrDie(*sys, "Sloth", "sloth");
+  const ActorId burster = SpawnOrDie(*sys, "Burster", "burster");
+  absl::StatusOr<BurstResult> r = sys->Ask<BurstResult>(burster, Burst{sloth, 200}, kAsk);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->ok + r->full, 200);
+  EXPECT_GT(r->full, 0) << "200 sends into 8 slots of a slow actor must meet a full mailbox";
+  EXPECT_GE(r->ok, 8);
+  // Every accepted message is handled; the refused ones were never accepted.
+  absl::StatusOr<StopReport> rep = sys->Stop();
+  ASSERT_TRUE(rep.ok()) << rep.status();
+  uint64_t handled = 0, send_full = 0;
+  for (const ActorStats& a : rep->actors) {
+    if (a.name == "sloth") handled = a.handled;
+    if (a.name == "burster") send_full = a.send_full;
+  }
+  EXPECT_EQ(handled, static_cast<uint64_t>(r->ok));
+  EXPECT_EQ(send_full, static_cast<uint64_t>(r->full));
+  EXPECT_EQ(rep->unhandled, 0u);
+}
+
+TEST_F(SystemGpuTest, UnboundRouteGivesKNoActorAndBindingTakesEffectWhileRunning) {
+  auto sys = StartSystem();
+  ASSERT_NE(sys, nullptr);
+  const ActorId notifier = SpawnOrDie(*sys, "Notifier", "notifier");
+  const ActorId rec1 = SpawnOrDie(*sys, "Recorder", "rec1");
+  const ActorId rec2 = SpawnOrDie(*sys, "Recorder", "rec2");
+  absl::StatusOr<NotifyResult> r = sys->Ask<NotifyResult>(notifier, Notify{1}, kAsk);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->status, static_cast<unsigned>(SendStatus::kNoActor));
+  ASSERT_TRUE(sys->Bind("audit", rec1).ok());
+  r = sys->Ask<NotifyResult>(notifier, Notify{10}, kAsk);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status, static_cast<unsigned>(SendStatus::kOk));
+  ASSERT_TRUE(sys->Bind("audit", rec2).ok());  // rebind while running
+  r = sys->Ask<NotifyResult>(notifier, Notify{100}, kAsk);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status, static_cast<unsigned>(SendStatus::kOk));
+  // The recorders forward what they got to the host: 10 from rec1, 100 from rec2.
+  std::map<std::string, int> got;
+  for (int i = 0; i < 2; ++i) {
+    absl::StatusOr<std::optional<Message>> m = sys->Receive(absl::Seconds(5));
+    ASSERT_TRUE(m.ok() && m->has_value());
+    got[*sys->NameOf((*m)->from)] = (*m)->As<Noted>()->value;
+  }
+  EXPECT_EQ(got["rec1"], 10);
+  EXPECT_EQ(got["rec2"], 100);
+  ASSERT_TRUE(sys->Unbind("audit").ok());
+  r = sys->Ask<NotifyResult>(notifier, Notify{1000}, kAsk);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status, static_cast<unsigned>(SendStatus::kNoActor));
+  absl::StatusOr<SystemStats> st = sys->Stats();
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st->Find("notifier")->send_no_actor, 2u);
+  EXPECT_THAT(sys->Bind("nonexistent", rec1), StatusIs(absl::StatusCode::kNotFound, HasSubstr("uses audit")));
+}
+
+TEST_F(SystemGpuTest, FailStopsOnlyThatActorAndTheHostLearnsWhy) {
+  auto sys = StartSystem();
+  ASSERT_NE(sys, nullptr);
+  const ActorId fragile = SpawnOrDie(*sys, "Fragile", "fragile");
+  const ActorId other = SpawnOrDie(*sys, "Fragile", "other");
+  ASSERT_EQ(sys->Ask<Poked>(fragile, Poke{0}, kAsk)->pokes, 1);
+  ASSERT_TRUE(sys->Send(fragile, Poke{7}).ok());
+  // Messages after the failure are not handled but reported.
+  ASSERT_TRUE(sys->Send(fragile, Poke{0}).ok());
+  EXPECT_THAT(sys->Ask<Poked>(fragile, Poke{0}, kAsk),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("fragile")));
+  // The other actor goes on.
+  for (int i = 1; i <= 3; ++i) EXPECT_EQ(sys->Ask<Poked>(other, Poke{0}, kAsk)->pokes, i);
+  std::vector<ActorFailure> failures = sys->TakeFailures();
+  ASSERT_EQ(failures.size(), 1u);
+  EXPECT_EQ(failures[0].name, "fragile");
+  EXPECT_EQ(failures[0].code, 7u);
+  absl::StatusOr<SystemStats> st = sys->Stats();
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st->Find("fragile")->state, ActorState::kFailed);
+  EXPECT_EQ(st->Find("fragile")->fail_code, 7u);
+  EXPECT_EQ(st->Find("other")->state, ActorState::kRunning);
+  std::cout << "before Stop: " << st->Find("fragile")->ToString() << "\n";
+  absl::StatusOr<StopReport> rep = sys->Stop();
+  ASSERT_TRUE(rep.ok()) << rep.status();
+  // Nothing lost: each message to 'fragile' was handled, dead-lettered or
+  // refused at the send.
+  const ActorStats* f = nullptr;
+  for (const ActorStats& a : rep->actors) {
+    if (a.name == "fragile") f = &a;
+  }
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->handled + f->dead_lettered + f->depth, f->received) << f->ToString();
+  EXPECT_EQ(rep->unhandled, 0u);
+}
+
+TEST_F(SystemGpuTest, HlcIsMonotonicPerActorAndOrderedAcrossASend) {
+  auto sys = StartSystem();
+  ASSERT_NE(sys, nullptr);
+  const ActorId a = SpawnOrDie(*sys, "Clock", "a");
+  const ActorId b = SpawnOrDie(*sys, "Clock", "b");
+  uint64_t last = 0;
+  for (int i = 0; i < 200; ++i) {
+    absl::StatusOr<Tock> t = sys->Ask<Tock>(a, Tick{0}, kAsk);
+    ASSERT_TRUE(t.ok()) << t.status();
+    EXPECT_GT(t->now, last) << "invocation " << i;
+    last = t->now;
+  }
+  // a stamps a Tick and sends it to b; b's clock at receipt is later.
+  for (int i = 0; i < 50; ++i) {
+    ASSERT_TRUE(sys->Send(a, Relay{b}).ok());
+    absl::StatusOr<std::optional<Message>> m = sys->Receive(absl::Seconds(5));
+    ASSERT_TRUE(m.ok() && m->has_value());
+    absl::StatusOr<Tock> t = (*m)->As<Tock>();
+    ASSERT_TRUE(t.ok());
+    EXPECT_GT(t->now, t->sender_stamp);
+  }
+}
+
+TEST_F(SystemGpuTest, DefaultMemberInitialisersRunAtSpawn) {
+  auto sys = StartSystem();
+  ASSERT_NE(sys, nullptr);
+  const ActorId x = SpawnOrDie(*sys, "Initialised", "x");
+  absl::StatusOr<Defaults> d = sys->Ask<Defaults>(x, Peek{0}, kAsk);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->seven, 7);
+  EXPECT_EQ(d->zero, 0);
+  EXPECT_EQ(d->half, 0.5f);
+}
+
+TEST_F(SystemGpuTest, HostInputErrorsAreClearAndLoseNothing) {
+  auto sys = StartSystem();
+  ASSERT_NE(sys, nullptr);
+  const ActorId seq = SpawnOrDie(*sys, "Sequencer", "seq");
+  EXPECT_THAT(sys->Spawn("Sequencer", "seq"), StatusIs(absl::StatusCode::kAlreadyExists, HasSubstr("'seq'")));
+  EXPECT_THAT(sys->Spawn("NoSuchType", "x"), StatusIs(absl::StatusCode::kNotFound, HasSubstr("'NoSuchType'")));
+  EXPECT_THAT(sys->Send(seq, Poke{1}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("has no handler for 'Poke'")));
+  EXPECT_THAT(sys->Send(ActorId{999}, Seq{0, 1}), StatusIs(absl::StatusCode::kNotFound, HasSubstr("999")));
+  EXPECT_THAT(sys->SendBytes(seq, "Seq", std::string(3, 'x')),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("'Seq' is 8 bytes")));
+  const ActorId spinner = SpawnOrDie(*sys, "Sloth", "sloth");
+  EXPECT_THAT(sys->Ask<SlowCount>(spinner, Slow{0}, absl::Milliseconds(50)),
+              StatusIs(absl::StatusCode::kDeadlineExceeded, HasSubstr("no reply from actor 'sloth'")));
+  absl::StatusOr<SeqReport> r = sys->Ask<SeqReport>(seq, SeqQuery{0}, kAsk);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->received, 0) << "refused sends never reach the actor";
+  ASSERT_TRUE(sys->Stop().ok());
+  EXPECT_THAT(sys->Send(seq, Seq{0, 1}), StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("exited")));
+}
+
+TEST_F(SystemGpuTest, StatsAreReadWhileTheKernelRuns) {
+  auto sys = StartSystem();
+  ASSERT_NE(sys, nullptr);
+  const ActorId seq = SpawnOrDie(*sys, "Sequencer", "seq");
+  for (int n = 1; n <= 100; ++n) ASSERT_TRUE(sys->Send(seq, Seq{0, n}, absl::Now() + absl::Seconds(5)).ok());
+  ASSERT_TRUE(sys->Ask<SeqReport>(seq, SeqQuery{0}, kAsk).ok());
+  absl::StatusOr<SystemStats> a = sys->Stats();
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(a->phase, KernelPhase::kRunning);
+  EXPECT_EQ(a->Find("seq")->handled, 101u);
+  EXPECT_EQ(a->host_sent, 101u);
+  EXPECT_EQ(a->ingress_delivered, 101u);
+  for (int n = 101; n <= 150; ++n) ASSERT_TRUE(sys->Send(seq, Seq{0, n}, absl::Now() + absl::Seconds(5)).ok());
+  ASSERT_TRUE(sys->Ask<SeqReport>(seq, SeqQuery{0}, kAsk).ok());
+  absl::StatusOr<SystemStats> b = sys->Stats();
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b->Find("seq")->handled, 152u);
+  EXPECT_GT(b->flush_epoch, a->flush_epoch);
+  uint64_t beats = 0;
+  for (const WorkerStatsView& w : b->workers) beats += w.heartbeat;
+  EXPECT_GT(beats, 0u);
+}
+
+}  // namespace
+}  // namespace rk
