@@ -1,0 +1,206 @@
+// Copyright 2026 The RingKernel Authors.
+//
+// actorc end to end, as a user runs it: check, build, inspect, header and
+// run (up to the GPU), with the exit codes of its contract — 0 ok, 1 a
+// problem in the input, 2 a usage or environment problem — and the exact
+// messages for bad input. Runs without a GPU (CI).
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tests/test_support.h"
+
+namespace rk::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+class ActorcTest : public ::testing::Test {
+ protected:
+  void SetUp() override { cache_env_ = "RINGKERNEL_CACHE_DIR=" + dir_.Join("cache"); }
+  CommandResult Actorc(std::vector<std::string> args, const std::string& stdin_data = "") {
+    args.insert(args.begin(), ActorcPath());
+    return RunCommand(args, {cache_env_}, stdin_data, 300);
+  }
+  std::string Handler(const std::string& name) { return SourceDir() + "/handlers/" + name; }
+  std::string Write(const std::string& name, const std::string& contents) {
+    WriteFileOrDie(dir_.Join(name), contents);
+    return dir_.Join(name);
+  }
+
+  TempDir dir_;
+  std::string cache_env_;
+};
+
+TEST_F(ActorcTest, CheckSummarisesAGoodProgram) {
+  CommandResult r = Actorc({"check", Handler("bank.cu")});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "ok: 2 actor type(s), 4 handler(s), 5 message type(s), 1 route(s)\n");
+}
+
+TEST_F(ActorcTest, CheckReportsErrorsAtTheUsersLineWithExitCode1) {
+  const std::string bad = Write("bad.cu",
+                                "#include <ringkernel/actor.cuh>\n"
+                                "struct Ping { int n; };\n"
+                                "struct RK_ACTOR A {\n"
+                                "  RK_HANDLER void on(const Ping& p, rk::Ctx& ctx) { undefined_call(p.n); }\n"
+                                "};\n");
+  CommandResult r = Actorc({"check", bad});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr(bad + ":4:53: error: use of undeclared identifier 'undefined_call'"));
+  EXPECT_THAT(r.err, HasSubstr("failed to build"));
+  EXPECT_EQ(r.out, "");
+}
+
+TEST_F(ActorcTest, BuildInspectAndHeaderDescribeTheSameProgram) {
+  const std::string pkg = dir_.Join("bank.rkpkg");
+  CommandResult r = Actorc({"build", Handler("bank.cu"), "-o", pkg});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "wrote " + pkg + " (sm_89, sm_90, compute_90 (PTX))\n");
+
+  r = Actorc({"inspect", pkg});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("  Bank  (type 1, state 520 bytes, constructed at spawn)"));
+  EXPECT_THAT(r.out, HasSubstr("    thread on(const Deposit&)  message 2"));
+  EXPECT_THAT(r.out, HasSubstr("  struct Deposit  (16 bytes, align 8, message id 2)"));
+  EXPECT_THAT(r.out, HasSubstr("  0 \"audit\"  used at "));
+  EXPECT_THAT(r.out, ::testing::ContainsRegex("sm_90 +cubin +[0-9]+ bytes  [0-9]+ registers, 0 B spill stores"));
+  EXPECT_THAT(r.out, HasSubstr("compute_90  ptx"));
+
+  r = Actorc({"inspect", pkg, "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["images"].size(), 3u);
+  EXPECT_EQ(j["model"]["actors"].size(), 2u);
+  EXPECT_GT(j["images"][1]["resources"]["registers"].get<int>(), 0);
+
+  // The header compiles with the host compiler, and its layout checks hold.
+  const std::string header = dir_.Join("bank.h");
+  r = Actorc({"header", pkg, "-o", header});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string text = ReadFileOrDie(header);
+  EXPECT_THAT(text, HasSubstr("struct Deposit {\n  int32_t account;"));
+  EXPECT_THAT(text, HasSubstr("RK_HOST_MESSAGE(::Deposit, \"Deposit\");"));
+  EXPECT_THAT(text, HasSubstr("inline constexpr const char kRouteAudit[] = \"audit\";"));
+  const std::string main_cc = Write("main.cc",
+                                    "#include \"bank.h\"\n"
+                                    "static_assert(sizeof(Overdraft) == 24);\n"
+                                    "int main() { return rk::MessageTraits<Deposit>::kName[0] == 'D' ? 0 : 1; }\n");
+  r = RunCommand({"/usr/bin/g++", "-std=c++20", "-I" + SourceDir() + "/include", "-I/usr/include", "-fsyntax-only",
+                  main_cc});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
+TEST_F(ActorcTest, BadUsageIsExitCode2WithTheReason) {
+  CommandResult r = Actorc({});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("actorc: no command given"));
+  r = Actorc({"frobnicate"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("actorc: unknown command 'frobnicate'"));
+  r = Actorc({"build", Handler("bank.cu")});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("actorc: build needs -o APP.rkpkg"));
+  r = Actorc({"build", Handler("bank.cu"), "-o", dir_.Join("x.rkpkg"), "--arch", "sm_42"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("unknown architecture 'sm_42'"));
+  r = Actorc({"check", Handler("bank.cu"), "--bogus"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("actorc: unknown option '--bogus'"));
+  r = Actorc({"check", dir_.Join("missing.cu")});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(r.err, HasSubstr(dir_.Join("missing.cu")));
+}
+
+TEST_F(ActorcTest, TruncatedAndCorruptedPackagesAreRefusedWithExitCode1) {
+  const std::string pkg = dir_.Join("bank.rkpkg");
+  ASSERT_EQ(Actorc({"build", Handler("bank.cu"), "-o", pkg}).exit_code, 0);
+  const std::string bytes = ReadFileOrDie(pkg);
+  const std::string truncated = Write("truncated.rkpkg", bytes.substr(0, bytes.size() / 2));
+  CommandResult r = Actorc({"inspect", truncated});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("truncated.rkpkg"));
+  std::string flipped = bytes;
+  flipped[flipped.size() - 100] ^= 0x5A;
+  const std::string corrupted = Write("corrupted.rkpkg", flipped);
+  r = Actorc({"inspect", corrupted});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("corrupted.rkpkg"));
+  EXPECT_THAT(r.err, HasSubstr("checksum"));
+  const std::string foreign = Write("foreign.rkpkg", "this is not a package at all, just text\n");
+  r = Actorc({"inspect", foreign});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("not a RingKernel package"));
+}
+
+TEST_F(ActorcTest, UnusableCacheIsAnEnvironmentErrorWithExitCode2) {
+  const std::string file = Write("not_a_dir", "x");
+  CommandResult r = RunCommand({ActorcPath(), "check", Handler("bank.cu")}, {"RINGKERNEL_CACHE_DIR=" + file});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr(file));
+  EXPECT_THAT(r.err, HasSubstr("--no-cache"));
+  // --no-cache builds anyway.
+  r = RunCommand({ActorcPath(), "check", Handler("bank.cu"), "--no-cache"}, {"RINGKERNEL_CACHE_DIR=" + file});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
+TEST_F(ActorcTest, TamperedCacheEntryIsRefusedNamingTheFile) {
+  ASSERT_EQ(Actorc({"check", Handler("pingpong.cu")}).exit_code, 0);
+  // Flip a byte in the middle of the one cache entry.
+  std::string entry;
+  for (const auto& e : std::filesystem::directory_iterator(dir_.Join("cache"))) entry = e.path().string();
+  ASSERT_FALSE(entry.empty());
+  std::string bytes = ReadFileOrDie(entry);
+  bytes[bytes.size() / 2] ^= 0x01;
+  WriteFileOrDie(entry, bytes);
+  CommandResult r = Actorc({"check", Handler("pingpong.cu")});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("the compile cache is unusable"));
+  EXPECT_THAT(r.err, HasSubstr(entry));
+}
+
+TEST_F(ActorcTest, RunWithoutAGpuDoesEverythingElseThenSaysSo) {
+  const std::string script = SourceDir() + "/examples/bank.jsonl";
+  CommandResult r = RunCommand({ActorcPath(), "run", Handler("bank.cu"), "--script", script},
+                               {cache_env_, "RINGKERNEL_LIBCUDA=/nonexistent/libcuda.so.1"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("actorc: cannot run on a GPU: no CUDA driver"));
+  EXPECT_THAT(r.err, HasSubstr("the program was built and the script checked (10 command(s))"));
+  EXPECT_EQ(r.out, "");
+}
+
+TEST_F(ActorcTest, BadScriptLinesAreReportedByLineBeforeAnythingRuns) {
+  struct Case {
+    std::string line;
+    std::string error;
+  };
+  const std::vector<Case> cases = {
+      {R"({"send": "bnk", "type": "Deposit", "msg": {"account": 1, "cents": 5}})",
+       "script.jsonl:2: unknown actor 'bnk'; spawned so far: bank"},
+      {R"({"send": "bank", "type": "Deposit", "msg": {"account": 1}})", "script.jsonl:2: "},
+      {R"({"send": "bank", "type": "Deposit", "msg": {"account": 1, "cents": 5, "extra": 2}})",
+       "script.jsonl:2: "},
+      {R"({"send": "bank", "type": "Nope", "msg": {}})", "script.jsonl:2: unknown message type 'Nope'"},
+      {R"({"spawn": "Vault", "name": "v"})", "script.jsonl:2: unknown actor type 'Vault'; the program has Auditor, Bank"},
+      {R"({"bind": "nowhere", "to": "bank"})", "script.jsonl:2: unknown route 'nowhere'; the program uses audit"},
+      {R"({"fly": true})", "script.jsonl:2: unknown command"},
+      {R"(not json)", "script.jsonl:2: not valid JSON"},
+      {R"({"options": {"workers": 2}})", "script.jsonl:2: 'options' must be the first command of the script"},
+  };
+  for (const Case& c : cases) {
+    const std::string script = Write("script.jsonl", "{\"spawn\": \"Bank\", \"name\": \"bank\"}\n" + c.line + "\n");
+    CommandResult r = RunCommand({ActorcPath(), "run", Handler("bank.cu"), "--script", script},
+                                 {cache_env_, "RINGKERNEL_LIBCUDA=/nonexistent/libcuda.so.1"});
+    EXPECT_EQ(r.exit_code, 1) << c.line << "\n" << r.err;
+    EXPECT_THAT(r.err, HasSubstr("actorc: " + dir_.Join(c.error))) << c.line;
+    EXPECT_THAT(r.err, Not(HasSubstr("cannot run on a GPU"))) << "checked before the GPU";
+  }
+}
+
+}  // namespace
+}  // namespace rk::testing
