@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Runs RingKernel's GPU tests on a machine with an NVIDIA GPU, each test case
+# in its own process (a device fault poisons a process's CUDA context), and
+# optionally under compute-sanitizer.
+#
+#   scripts/gpu_tests.sh [--bin DIR] [--out DIR] [--filter REGEX] [--sanitize TOOL[,TOOL...]]
+#
+#   --bin       where the test binaries and actorc are (default: build/tests and build/tools)
+#   --out       where logs go (default: gpu-test-logs)
+#   --filter    only test cases whose Suite.Name matches this extended regex
+#   --sanitize  also run each case under compute-sanitizer with these tools
+#               (memcheck, racecheck, synccheck, initcheck); cases whose name
+#               contains "Fault" are left out of sanitizer runs (they fault on
+#               purpose)
+#
+# Missing devices fail the run instead of skipping (RINGKERNEL_REQUIRE_GPU=1).
+# Exit status: 0 if every case passed.
+set -u
+bin_dirs=()
+out=gpu-test-logs
+filter='.*'
+sanitize=''
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --bin) bin_dirs+=("$2"); shift 2 ;;
+    --out) out="$2"; shift 2 ;;
+    --filter) filter="$2"; shift 2 ;;
+    --sanitize) sanitize="$2"; shift 2 ;;
+    *) echo "unknown argument: $1" >&2; exit 2 ;;
+  esac
+done
+root=$(cd "$(dirname "$0")/.." && pwd)
+[ ${#bin_dirs[@]} -eq 0 ] && bin_dirs=("$root/build/tests" "$root/build/tools")
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+
+find_bin() {
+  for d in "${bin_dirs[@]}"; do [ -x "$d/$1" ] && { echo "$d/$1"; return 0; }; done
+  return 1
+}
+
+export RINGKERNEL_REQUIRE_GPU=1
+export RINGKERNEL_SOURCE_DIR="$root"
+export RINGKERNEL_CACHE_DIR="${RINGKERNEL_CACHE_DIR:-$out/cache}"
+actorc=$(find_bin actorc) && export RINGKERNEL_ACTORC="$actorc"
+
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,ecc.mode.current --format=csv > "$out/gpu.csv" 2>&1 \
+  || echo "nvidia-smi failed" > "$out/gpu.csv"
+cat "$out/gpu.csv"
+
+pass=0; fail=0; failed=()
+run_case() {  # binary case label [prefix...]
+  local binary=$1 case=$2 label=$3; shift 3
+  local log="$out/${label}.log"
+  local start=$(date +%s%N)
+  timeout 120 "$@" "$binary" --gtest_filter="$case" > "$log" 2>&1
+  local rc=$?
+  local ms=$(( ($(date +%s%N) - start) / 1000000 ))
+  local secs="$((ms / 1000)).$(printf '%03d' $((ms % 1000)))"
+  if [ $rc -eq 0 ] && grep -q "\[  PASSED  \] 1 test" "$log"; then
+    pass=$((pass + 1)); printf 'PASS %-70s %8ss\n' "$label" "$secs"
+  else
+    fail=$((fail + 1)); failed+=("$label"); printf 'FAIL %-70s rc=%d\n' "$label" "$rc"
+    tail -n 30 "$log" | sed 's/^/    /'
+  fi
+}
+
+for d in "${bin_dirs[@]}"; do
+  for binary in "$d"/*_gpu_test; do
+    [ -x "$binary" ] || continue
+    name=$(basename "$binary")
+    suite=''
+    while IFS= read -r line; do
+      case "$line" in
+        "  "*) case_name="$suite$(echo "$line" | awk '{print $1}')"
+               echo "$case_name" | grep -Eq "$filter" || continue
+               run_case "$binary" "$case_name" "$name.$case_name"
+               if [ -n "$sanitize" ] && ! echo "$case_name" | grep -q Fault; then
+                 for tool in ${sanitize//,/ }; do
+                   run_case "$binary" "$case_name" "$name.$case_name.$tool" \
+                     env RINGKERNEL_TEST_SCALE=0.02 RINGKERNEL_TEST_WORKERS=4 compute-sanitizer --tool "$tool" --error-exitcode 99 --print-limit 20
+                 done
+               fi ;;
+        *) suite="$line" ;;
+      esac
+    done < <("$binary" --gtest_list_tests 2>/dev/null)
+  done
+done
+echo "gpu tests: $pass passed, $fail failed"
+for f in "${failed[@]}"; do echo "  failed: $f"; done
+[ $fail -eq 0 ]
