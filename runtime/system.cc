@@ -183,12 +183,18 @@ absl::Status SystemImpl::Init() {
   offset = AlignUp(offset + sizeof(DeviceShared), 256);
   const uint64_t wstats_off = offset;
   offset = AlignUp(offset + uint64_t{workers} * sizeof(WorkerStats), 256);
-  RK_ASSIGN_OR_RETURN(cuda::DeviceBuffer tables, cuda::DeviceBuffer::Create(offset, {.zero = true}));
+  RK_ASSIGN_OR_RETURN(cuda::DeviceBuffer tables, cuda::DeviceBuffer::Create(offset));
   tables_ = std::move(tables);
   device_table_bytes_ = offset;
-  if (num_routes != 0) {
-    std::vector<uint32_t> unbound(num_routes, kNoActorValue);
-    RK_RETURN_IF_ERROR(tables_->Upload(unbound.data(), unbound.size() * 4, routes_off));
+  // Copies go through our own stream and the copy engines, never the legacy
+  // stream: work there (a memset, a synchronous copy) can be held back by a
+  // persistent kernel that occupies the SMs — ours or another system's.
+  RK_ASSIGN_OR_RETURN(cuda::Stream copy_stream, cuda::Stream::Create());
+  copy_stream_ = std::move(copy_stream);
+  std::vector<uint8_t> table_image(offset, 0);
+  for (uint32_t r = 0; r < num_routes; ++r) {
+    const uint32_t unbound = kNoActorValue;
+    std::memcpy(table_image.data() + routes_off + 4ull * r, &unbound, 4);
   }
 
   // Mapped memory: the rings and the control blocks.
@@ -253,7 +259,9 @@ absl::Status SystemImpl::Init() {
   p.flush_interval_ns = static_cast<u64>(std::max<int64_t>(absl::ToInt64Nanoseconds(o.flush_interval), 10000));
   p.ingress_full_timeout_ns = static_cast<u64>(std::max<int64_t>(absl::ToInt64Nanoseconds(o.ingress_full_timeout), 0));
   p.track_running = o.track_running ? 1 : 0;
-  RK_RETURN_IF_ERROR(tables_->Upload(&p, sizeof(p), 0));
+  std::memcpy(table_image.data(), &p, sizeof(p));
+  RK_RETURN_IF_ERROR(tables_->UploadAsync(*copy_stream_, table_image.data(), table_image.size(), 0));
+  RK_RETURN_IF_ERROR(copy_stream_->Synchronize());
 
   // Host-side lookup tables for Send.
   actor_types_ = std::make_unique<std::atomic<uint32_t>[]>(o.max_actors);
@@ -270,7 +278,7 @@ absl::Status SystemImpl::Init() {
   // The arena's first chunk, before the launch: tools that check the
   // kernel's accesses (compute-sanitizer) know the allocations made by then.
   if (o.arena_bytes != 0) {
-    RK_ASSIGN_OR_RETURN(cuda::DeviceBuffer chunk, cuda::DeviceBuffer::Create(o.arena_bytes, {.zero = true}));
+    RK_ASSIGN_OR_RETURN(cuda::DeviceBuffer chunk, cuda::DeviceBuffer::Create(o.arena_bytes));
     arena_.push_back(std::move(chunk));
     arena_used_ = 0;
   }
@@ -303,12 +311,12 @@ SystemImpl::~SystemImpl() {
     // process ends.
     struct Abandoned {
       std::optional<cuda::Module> module;
-      std::optional<cuda::Stream> stream;
+      std::optional<cuda::Stream> stream, copy_stream;
       std::optional<cuda::DeviceBuffer> tables;
       std::vector<cuda::DeviceBuffer> arena;
       std::optional<cuda::MappedBuffer> inbound, outbound, control;
     };
-    new Abandoned{std::move(module_), std::move(stream_), std::move(tables_), std::move(arena_),
+    new Abandoned{std::move(module_), std::move(stream_), std::move(copy_stream_), std::move(tables_), std::move(arena_),
                   std::move(inbound_buf_), std::move(outbound_buf_), std::move(control_buf_)};
     runtime_->MarkPoisoned();
   }
@@ -528,8 +536,9 @@ void SystemImpl::DrainLocked() {
 absl::StatusOr<uint64_t> SystemImpl::ArenaAlloc(uint64_t bytes, uint64_t align) {
   if (arena_.empty() || AlignUp(arena_used_, align) + bytes > arena_.back().size()) {
     RK_RETURN_IF_ERROR(runtime_->context().MakeCurrent());
+    // Not cleared: the service warp prepares each actor's memory at spawn.
     RK_ASSIGN_OR_RETURN(cuda::DeviceBuffer chunk,
-                        cuda::DeviceBuffer::Create(std::max(kArenaChunkBytes, bytes + align), {.zero = true}));
+                        cuda::DeviceBuffer::Create(std::max(kArenaChunkBytes, bytes + align)));
     arena_.push_back(std::move(chunk));
     arena_used_ = 0;
   }
@@ -577,6 +586,7 @@ absl::StatusOr<ActorId> SystemImpl::Spawn(std::string_view type, std::string_vie
   rec.mailbox = box;
   rec.state = state;
   rec.slot_bytes = slot_bytes;
+  rec.state_bytes = static_cast<u32>(state_bytes);
   RK_ASSIGN_OR_RETURN(uint64_t seq, SendControl(ControlOp::kSpawn, index, 0, &rec, sizeof(rec)));
   RK_RETURN_IF_ERROR(WaitFor(&control_->ack.value, seq, kControlTimeout, "a spawn to be applied"));
   actors_.push_back(ActorRecord{std::string(name), actor->type_id, worker});
@@ -909,22 +919,17 @@ absl::StatusOr<StopReport> SystemImpl::Stop(absl::Duration timeout) {
   // report reads the actor table and the mailboxes there.
   std::vector<ActorSlot> slots(n);
   absl::Status read = runtime_->context().MakeCurrent();
-  if (read.ok()) read = n == 0 ? absl::OkStatus()
-                             : tables_->Download(slots.data(), n * sizeof(ActorSlot),
-                                                 reinterpret_cast<uint64_t>(params_.actors) - tables_->get());
+  if (read.ok() && n != 0) {
+    read = tables_->DownloadAsync(*copy_stream_, slots.data(), n * sizeof(ActorSlot),
+                                  reinterpret_cast<uint64_t>(params_.actors) - tables_->get());
+    if (read.ok()) read = copy_stream_->Synchronize();
+  }
   for (uint32_t i = 0; i < n; ++i) {
     ActorStats a = ReadActor(i);
     if (read.ok()) {
       const ActorSlot& sl = slots[i];
       MailboxHeader box;
-      absl::Status final_read = FinalFromDevice(sl, &box);
-      if (!final_read.ok() || box.tail.value - sl.start != a.received) {
-        std::fprintf(stderr, "rk: actor %u final: %s mailbox=%llx start=%llu tail=%llu head=%llu mapped received=%llu\n",
-                     i, std::string(final_read.message()).c_str(), static_cast<unsigned long long>(sl.mailbox),
-                     static_cast<unsigned long long>(sl.start), static_cast<unsigned long long>(box.tail.value),
-                     static_cast<unsigned long long>(box.head.value), static_cast<unsigned long long>(a.received));
-      }
-      if (final_read.ok()) {
+      if (FinalFromDevice(sl, &box).ok()) {
         a.state = static_cast<ActorState>(sl.status);
         a.fail_code = sl.fail_code;
         a.received = box.tail.value - sl.start;
@@ -956,7 +961,8 @@ absl::Status SystemImpl::FinalFromDevice(const ActorSlot& slot, MailboxHeader* b
   // The mailbox lives in one of the arena chunks.
   for (const cuda::DeviceBuffer& chunk : arena_) {
     if (slot.mailbox >= chunk.get() && slot.mailbox + sizeof(MailboxHeader) <= chunk.get() + chunk.size()) {
-      return chunk.Download(box, sizeof(MailboxHeader), slot.mailbox - chunk.get());
+      RK_RETURN_IF_ERROR(chunk.DownloadAsync(*copy_stream_, box, sizeof(MailboxHeader), slot.mailbox - chunk.get()));
+      return copy_stream_->Synchronize();
     }
   }
   return absl::InternalError("mailbox outside the arena");

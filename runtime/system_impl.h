@@ -107,7 +107,8 @@ class SystemImpl {
 
   // Driver objects.
   std::optional<cuda::Module> module_;
-  std::optional<cuda::Stream> stream_;
+  std::optional<cuda::Stream> stream_;       // the persistent kernel's
+  std::optional<cuda::Stream> copy_stream_;  // host<->device copies (copy engines)
   std::optional<cuda::DeviceBuffer> tables_;  // params, actor table, lists, counts, routes, shared, worker stats
   std::vector<cuda::DeviceBuffer> arena_;     // mailboxes and actor state
   uint64_t arena_used_ = 0;                   // in arena_.back()

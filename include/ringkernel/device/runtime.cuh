@@ -319,19 +319,25 @@ __device__ __noinline__ void DeadLetterFromRing(const SystemParams* sys, const L
   }
 }
 
+// The memory of a new actor comes uninitialised from the arena: the host
+// never clears device memory while the kernel runs (a memset is a kernel of
+// its own, which would wait for SMs the persistent kernel holds — until it
+// exits, and then overwrite live state). The service warp prepares it.
 __device__ __noinline__ void ApplySpawn(const SystemParams* sys, const SpawnRecord& r) {
   const u32 lane = LaneId();
   MailboxHeader* box = reinterpret_cast<MailboxHeader*>(r.mailbox);
   const u64 capacity = u64{1} << r.mailbox_log2;
-  if (lane == 0) {
-    box->capacity_log2 = r.mailbox_log2;
-    box->slot_bytes = r.slot_bytes;
+  uint4* state = reinterpret_cast<uint4*>(r.state);
+  for (u32 i = lane; i < r.state_bytes / 16; i += 32) state[i] = make_uint4(0, 0, 0, 0);
+  for (u64 i = lane; i < capacity; i += 32) {
+    StoreRelaxedGpu(&MailboxSlotAt(box, r.mailbox_log2, r.slot_bytes, i)->seq, i + 1 - capacity);
   }
-  __syncwarp();
-  for (u64 i = lane; i < capacity; i += 32) StoreRelaxedGpu(&MailboxSlot(box, i)->seq, i + 1 - capacity);
+  // Every lane's stores before lane 0 publishes the actor.
   __threadfence();
   __syncwarp();
   if (lane == 0) {
+    box->capacity_log2 = r.mailbox_log2;
+    box->slot_bytes = r.slot_bytes;
     StoreRelaxedGpu(&box->head.value, 0);
     StoreRelaxedGpu(&box->tail.value, 0);
     ConstructActor(r.type, reinterpret_cast<void*>(r.state));

@@ -160,7 +160,7 @@ struct SpawnRecord {
   u64 mailbox;
   u64 state;
   u32 slot_bytes;
-  u32 reserved;
+  u32 state_bytes;  // zeroed by the service warp (a multiple of 16)
 };
 static_assert(sizeof(SpawnRecord) == 40, "SpawnRecord layout");
 
