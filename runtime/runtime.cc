@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "jit/builder.h"
+#include "jit/frontend.h"
 #include "jit/package.h"
 #include "ringkernel/device/system_layout.h"
 #include "ringkernel/status_macros.h"
@@ -120,21 +121,18 @@ absl::Status WithDiagnostics(const absl::Status& s, const std::vector<jit::Diagn
 }  // namespace
 
 absl::StatusOr<Program> Runtime::CompileFiles(const std::vector<std::string>& paths, const CompileOptions& options) {
-  RK_ASSIGN_OR_RETURN(const jit::Builder* builder, impl_->builder());
-  std::vector<jit::Diagnostic> diags;
-  absl::StatusOr<jit::BuildResult> r = builder->BuildFiles(paths, BuildOptionsFor(impl_->info(), options), &diags);
-  if (!r.ok()) return WithDiagnostics(r.status(), diags);
-  Program p;
-  p.package_ = std::make_shared<const jit::Package>(std::move(r->package));
-  p.cache_hit_ = r->cache_hit;
-  p.build_ms_ = r->timings.total_ms;
-  return p;
+  RK_ASSIGN_OR_RETURN(std::vector<jit::SourceFile> files, jit::ReadFragments(paths));
+  return Compile(files, options);
 }
 
 absl::StatusOr<Program> Runtime::CompileSources(const std::vector<Source>& sources, const CompileOptions& options) {
-  RK_ASSIGN_OR_RETURN(const jit::Builder* builder, impl_->builder());
   std::vector<jit::SourceFile> files;
   for (const Source& s : sources) files.push_back(jit::SourceFile{s.name, s.contents, true});
+  return Compile(files, options);
+}
+
+absl::StatusOr<Program> Runtime::Compile(const std::vector<jit::SourceFile>& files, const CompileOptions& options) {
+  RK_ASSIGN_OR_RETURN(const jit::Builder* builder, impl_->builder());
   std::vector<jit::Diagnostic> diags;
   absl::StatusOr<jit::BuildResult> r = builder->BuildSources(files, BuildOptionsFor(impl_->info(), options), &diags);
   if (!r.ok()) return WithDiagnostics(r.status(), diags);

@@ -28,6 +28,7 @@ namespace rk {
 
 namespace jit {
 struct Package;
+struct SourceFile;
 }
 class RuntimeImpl;
 
@@ -104,6 +105,7 @@ class Runtime {
 
  private:
   explicit Runtime(std::unique_ptr<RuntimeImpl> impl);
+  absl::StatusOr<Program> Compile(const std::vector<jit::SourceFile>& files, const CompileOptions& options);
   std::unique_ptr<RuntimeImpl> impl_;
 };
 

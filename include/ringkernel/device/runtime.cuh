@@ -854,20 +854,9 @@ __device__ void WorkerLoop(const SystemParams* sys, u32 worker, u8* smem) {
     }
     u32 did = 0;
     bool want_block = false;
-    if (have_mine) {
-      bool block = false;
-      const u32 n = RunBatch(sys, worker, mine, &block);
-      if (n != 0) {
-        did = 1;
-        atomicAdd(&s_handled, static_cast<unsigned long long>(n));
-      }
-      if (block) {
-        pending[atomicAdd(s_pending_count, 1u)] = tid;
-        want_block = true;
-      }
-    }
-    for (u32 a = tid + width; a < count; a += width) {
-      OwnedActor o = LoadOwned(sys, list[a]);
+    // Runs a batch of the actor at list position `a`; a message for a block
+    // handler is left for the whole block, after the barrier.
+    auto serve = [&](OwnedActor& o, u32 a) {
       bool block = false;
       const u32 n = RunBatch(sys, worker, o, &block);
       if (n != 0) {
@@ -878,6 +867,11 @@ __device__ void WorkerLoop(const SystemParams* sys, u32 worker, u8* smem) {
         pending[atomicAdd(s_pending_count, 1u)] = a;
         want_block = true;
       }
+    };
+    if (have_mine) serve(mine, tid);
+    for (u32 a = tid + width; a < count; a += width) {
+      OwnedActor o = LoadOwned(sys, list[a]);
+      serve(o, a);
     }
     // One barrier per iteration: agree on block work, idleness and halting.
     if (tid == 0) {
