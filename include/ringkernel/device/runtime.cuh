@@ -542,7 +542,7 @@ __device__ void IngressLoop(const SystemParams* sys) {
 
 // ---- The monitor warp. ----
 
-__device__ __noinline__ void FlushCounters(const SystemParams* sys, bool final_flush) {
+__device__ __noinline__ void FlushCounters(const SystemParams* sys) {
   const u32 lane = LaneId();
   const u64 count = LoadAcquireGpu(&sys->shared->actor_count.value);
   for (u64 a = lane; a < count; a += 32) {
@@ -578,7 +578,6 @@ __device__ __noinline__ void FlushCounters(const SystemParams* sys, bool final_f
     // Release: a host that sees the new epoch sees everything above.
     const u64 epoch = LoadRelaxedSys(&c->flush_epoch.value);
     StoreReleaseSys(&c->flush_epoch.value, epoch + 1);
-    (void)final_flush;
   }
   __syncwarp();
 }
@@ -631,7 +630,7 @@ __device__ void MonitorLoop(const SystemParams* sys) {
     }
     const u64 request = LoadAcquireGpu(&sys->shared->flush_request.value);
     if (request != served_flush || now - last_flush >= sys->flush_interval_ns) {
-      FlushCounters(sys, false);
+      FlushCounters(sys);
       last_flush = now;
       if (request != served_flush) {
         served_flush = request;
@@ -651,7 +650,7 @@ __device__ void MonitorLoop(const SystemParams* sys) {
     }
     __nanosleep(2000);
   }
-  FlushCounters(sys, true);
+  FlushCounters(sys);
   if (lane == 0) StoreReleaseSys(&sys->control->state.value, static_cast<u64>(KernelState::kExited));
 }
 
