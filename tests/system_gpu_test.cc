@@ -38,7 +38,7 @@ using ::testing::HasSubstr;
 struct Seq { int producer; int n; };
 struct SeqQuery { int producer; };
 struct SeqReport { long long received; long long violations; int last; int distinct_senders; };
-struct Produce { ActorId to; int producer; int count; int retry_on_full; };
+struct Produce { ActorId to; int producer; int count; };
 struct Produced { int producer; int sent; int full; int no_actor; };
 struct Slow { int n; };
 struct SlowCount { long long handled; };
@@ -161,7 +161,7 @@ TEST_F(SystemGpuTest, ManyK2kProducersLoseNothingAndKeepFifoPerSender) {
   std::vector<ActorId> producers;
   for (int p = 0; p < kProducers; ++p) producers.push_back(SpawnOrDie(*sys, "Producer", "p" + std::to_string(p)));
   for (int p = 0; p < kProducers; ++p) {
-    ASSERT_TRUE(sys->Send(producers[p], Produce{seq, p, kCount, 1}).ok());
+    ASSERT_TRUE(sys->Send(producers[p], Produce{seq, p, kCount}).ok());
   }
   // Each producer replies to the host when done.
   int done = 0;

@@ -32,26 +32,43 @@ struct RK_ACTOR Sequencer {
 };
 
 // ---- K2K producers: send `count` sequenced messages to `to`. ----
-struct Produce { rk::ActorId to; int producer; int count; int retry_on_full; };
+struct Produce { rk::ActorId to; int producer; int count; };
 struct Produced { int producer; int sent; int full; int no_actor; };
+struct ProduceMore { int unused; };
 
+// On kFull a producer does not spin in its handler: the receiver may share its
+// worker and would never run. It sends itself ProduceMore, which frees the
+// worker, and carries on when that message is handled.
 struct RK_ACTOR Producer {
+  Produce job;
+  int next;
+  int sent;
+  int full;
+  int no_actor;
+
   RK_HANDLER void on(const Produce& p, rk::Ctx& ctx) {
-    int sent = 0, full = 0, no_actor = 0;
-    for (int n = 1; n <= p.count; ++n) {
-      for (;;) {
-        const rk::SendStatus s = ctx.send(p.to, Seq{p.producer, n});
-        if (s == rk::SendStatus::kOk) { ++sent; break; }
-        if (s == rk::SendStatus::kFull) {
-          ++full;
-          if (p.retry_on_full) { __nanosleep(200); continue; }
-          break;
-        }
+    job = p;
+    next = 1;
+    sent = full = no_actor = 0;
+    Pump(ctx);
+  }
+  RK_HANDLER void on(const ProduceMore& m, rk::Ctx& ctx) { Pump(ctx); }
+
+  void Pump(rk::Ctx& ctx) {
+    while (next <= job.count) {
+      const rk::SendStatus s = ctx.send(job.to, Seq{job.producer, next});
+      if (s == rk::SendStatus::kOk) {
+        ++sent;
+        ++next;
+      } else if (s == rk::SendStatus::kFull) {
+        ++full;
+        if (ctx.send(ctx.self(), ProduceMore{0}) == rk::SendStatus::kOk) return;
+      } else {
         ++no_actor;
-        break;
+        ++next;
       }
     }
-    ctx.reply(Produced{p.producer, sent, full, no_actor});
+    ctx.send(rk::host(), Produced{job.producer, sent, full, no_actor});
   }
 };
 
