@@ -6,7 +6,14 @@
 // fresh process per trial), baselines in the same process and run.
 //
 //   rkbench --experiment NAME [--experiment NAME...] [--trial N] [--warmup 100]
-//           [--iterations 1000] [--csv FILE] [--device N]
+//           [--iterations 1000] [--csv FILE] [--device N] [experiment flags]
+//
+// Experiments: exp1 (launch overhead), hop (one K2K hop), exp2 … exp8 (see
+// exp_common.h for where each lives), jit (compile times; no GPU), kernels
+// (compile rkbench's own kernels; no GPU), all (exp1, hop, exp2 … exp8).
+// exp8 and exp7 run after the others whatever the order given: exp8's
+// kernels need SMs no actor system holds, and a stuck handler (exp7) leaves
+// the GPU unusable for the rest of the process.
 //
 // Every measurement is a CSV row:
 //   experiment,configuration,trial,iteration,metric,value,unit,timestamp
@@ -15,6 +22,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -25,62 +33,21 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "bench/baselines.h"
+#include "bench/exp_common.h"
+#include "bench/hopper.h"
+#include "cuda.h"
 #include "jit/builder.h"
+#include "jit/nvrtc_compiler.h"
 #include "ringkernel/runtime.h"
 #include "ringkernel/status_macros.h"
 
 namespace rk::bench {
-
-// Host mirrors of handlers/bench.cu's messages.
-struct Ping { unsigned long long seq; };
-struct Pong { unsigned long long seq; };
-struct Count { unsigned long long seq; };
-struct CountQuery { int unused; };
-struct Counted { unsigned long long count; unsigned long long last_seq; };
-struct Rally { ActorId partner; int rounds; };
-struct RallyDone { int rounds; unsigned long long total_ns; unsigned long long min_ns; unsigned long long max_ns; };
-struct RallySample { int index; unsigned long long round_trip_ns[32]; };
-
-}  // namespace rk::bench
-
-RK_HOST_MESSAGE(rk::bench::Ping, "Ping");
-RK_HOST_MESSAGE(rk::bench::Pong, "Pong");
-RK_HOST_MESSAGE(rk::bench::Count, "Count");
-RK_HOST_MESSAGE(rk::bench::CountQuery, "CountQuery");
-RK_HOST_MESSAGE(rk::bench::Counted, "Counted");
-RK_HOST_MESSAGE(rk::bench::Rally, "Rally");
-RK_HOST_MESSAGE(rk::bench::RallyDone, "RallyDone");
-RK_HOST_MESSAGE(rk::bench::RallySample, "RallySample");
-
-namespace rk::bench {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-struct Options {
-  std::vector<std::string> experiments;
-  int trial = 1;
-  int warmup = 100;
-  int iterations = 1000;
-  std::string csv = "raw.csv";
-  int device = 0;
-  int track_running = 1;
-  bool skip_baselines = false;
-  int jit_cold = 5;
-  int idle_backoff_ns = 256;
-  std::string tag;  // appended to configuration names
-};
-
-SystemOptions SystemOptionsFor(const Options& o) {
-  SystemOptions so;
-  so.track_running = o.track_running != 0;
-  so.idle_backoff = absl::Nanoseconds(o.idle_backoff_ns);
-  return so;
-}
 
 // The time-stamp counter, calibrated against the steady clock: a Send takes
 // tens of nanoseconds, so the timer must cost less than that.
@@ -102,39 +69,6 @@ class Tsc {
 
  private:
   double ns_per_tick_ = 1.0;
-};
-
-class Recorder {
- public:
-  Recorder(const std::string& path, int trial) : out_(path, std::ios::app), trial_(trial) {
-    out_.seekp(0, std::ios::end);
-    if (out_.tellp() == 0) out_ << "experiment,configuration,trial,iteration,metric,value,unit,timestamp\n";
-    stamp_ = absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::Now(), absl::UTCTimeZone());
-  }
-  void Add(const std::string& experiment, const std::string& config, int iteration, const std::string& metric,
-           double value, const std::string& unit) {
-    out_ << experiment << "," << config << "," << trial_ << "," << iteration << "," << metric << ","
-         << absl::StrFormat("%.6g", value) << "," << unit << "," << stamp_ << "\n";
-    summary_[experiment + " " + config + " " + metric + " (" + unit + ")"].push_back(value);
-  }
-  void PrintSummary() const {
-    std::printf("%-64s %8s %10s %10s %10s\n", "measurement", "n", "p50", "p99", "mean");
-    for (const auto& [key, values] : summary_) {
-      std::vector<double> v = values;
-      std::sort(v.begin(), v.end());
-      double mean = 0;
-      for (double x : v) mean += x;
-      mean /= static_cast<double>(v.size());
-      auto pct = [&](double p) { return v[std::min(v.size() - 1, static_cast<size_t>(p * (v.size() - 1) + 0.5))]; };
-      std::printf("%-64s %8zu %10.4g %10.4g %10.4g\n", key.c_str(), v.size(), pct(0.5), pct(0.99), mean);
-    }
-  }
-
- private:
-  std::ofstream out_;
-  int trial_;
-  std::string stamp_;
-  std::map<std::string, std::vector<double>> summary_;
 };
 
 // Times `op` warmup + iterations times with the host clock and records the
@@ -166,7 +100,7 @@ absl::Status Exp1(Runtime& runtime, const Program& program, Recorder& rec, const
     RK_RETURN_IF_ERROR(base->StopPersistent());
   }
 
-  SystemOptions so = SystemOptionsFor(o);
+  SystemOptions so = BaseSystemOptions(o);
   so.host_ring_capacity = 8192;  // room for a whole trial of Sends without waiting
   RK_ASSIGN_OR_RETURN(std::unique_ptr<System> sys, runtime.Start(program, so));
   RK_ASSIGN_OR_RETURN(ActorId sink, sys->Spawn("Sink", "sink"));
@@ -211,7 +145,7 @@ absl::Status Exp1(Runtime& runtime, const Program& program, Recorder& rec, const
 // a rally between two actors on different workers.
 absl::Status K2kHop(Runtime& runtime, const Program& program, Recorder& rec, const Options& o) {
   const std::string exp = "k2k_hop";
-  RK_ASSIGN_OR_RETURN(std::unique_ptr<System> sys, runtime.Start(program, SystemOptionsFor(o)));
+  RK_ASSIGN_OR_RETURN(std::unique_ptr<System> sys, runtime.Start(program, BaseSystemOptions(o)));
   RK_ASSIGN_OR_RETURN(ActorId a, sys->Spawn("Rallier", "a"));
   RK_ASSIGN_OR_RETURN(ActorId b, sys->Spawn("Rallier", "b"));
   const int rounds = ((o.warmup + o.iterations) + 31) / 32 * 32;
@@ -275,40 +209,126 @@ absl::Status Jit(Recorder& rec, const Options& o) {
   return absl::OkStatus();
 }
 
+int Usage(const std::string& problem) {
+  std::fprintf(stderr,
+               "rkbench: %s\n"
+               "usage: rkbench --experiment NAME [--experiment NAME...] [options]\n"
+               "  experiments: exp1 hop exp2 exp3 exp4 exp5 exp6 exp7 exp8 all | jit kernels (no GPU)\n"
+               "  --trial N --warmup N --iterations N --csv FILE --device N --track-running 0|1\n"
+               "  --idle-backoff-ns N --skip-baselines --jit-cold N --version\n"
+               "  --exp2-messages N            messages per burst (20000)\n"
+               "  --exp3-weak-messages N       messages per actor, weak scaling (20000)\n"
+               "  --exp3-strong-total N        messages in all, strong scaling (262144)\n"
+               "  --exp3-work N --exp3-window N --exp3-max-actors N   LCG steps per message (64), self-sends\n"
+               "                               in flight (8), largest actor count (1024)\n"
+               "  --sustain-seconds N --exp4-peak-ms N --exp4-ask-interval-us N   (60, 1000, 100)\n"
+               "  --exp5-rounds N --exp5-batch N   LCG steps per word of a compute op (128), ops per\n"
+               "                               ops_per_s sample (100)\n"
+               "  --exp6-actors N              actors with 16 KiB of state (256)\n"
+               "  --exp7-actors N --exp7-phase-ms N --exp7-faults nan,hang   (32, 2000, nan,hang)\n"
+               "  --exp8-rounds N              round trips per launch (10000)\n",
+               problem.c_str());
+  return 2;
+}
+
 int Main(int argc, char** argv) {
   Options o;
+  const std::map<std::string, int*> ints = {
+      {"--trial", &o.trial},
+      {"--warmup", &o.warmup},
+      {"--iterations", &o.iterations},
+      {"--device", &o.device},
+      {"--track-running", &o.track_running},
+      {"--idle-backoff-ns", &o.idle_backoff_ns},
+      {"--jit-cold", &o.jit_cold},
+      {"--exp2-messages", &o.exp2_messages},
+      {"--exp3-weak-messages", &o.exp3_weak_messages},
+      {"--exp3-strong-total", &o.exp3_strong_total},
+      {"--exp3-work", &o.exp3_work},
+      {"--exp3-window", &o.exp3_window},
+      {"--exp3-max-actors", &o.exp3_max_actors},
+      {"--sustain-seconds", &o.sustain_seconds},
+      {"--exp4-peak-ms", &o.exp4_peak_ms},
+      {"--exp4-ask-interval-us", &o.exp4_ask_interval_us},
+      {"--exp5-rounds", &o.exp5_rounds},
+      {"--exp5-batch", &o.exp5_batch},
+      {"--exp6-actors", &o.exp6_actors},
+      {"--exp7-actors", &o.exp7_actors},
+      {"--exp7-phase-ms", &o.exp7_phase_ms},
+      {"--exp8-rounds", &o.exp8_rounds},
+  };
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
-    if (a == "--experiment") o.experiments.push_back(next());
-    else if (a == "--trial") o.trial = std::atoi(next().c_str());
-    else if (a == "--warmup") o.warmup = std::atoi(next().c_str());
-    else if (a == "--iterations") o.iterations = std::atoi(next().c_str());
-    else if (a == "--csv") o.csv = next();
-    else if (a == "--device") o.device = std::atoi(next().c_str());
-    else if (a == "--track-running") o.track_running = std::atoi(next().c_str());
-    else if (a == "--idle-backoff-ns") o.idle_backoff_ns = std::atoi(next().c_str());
-    else if (a == "--skip-baselines") o.skip_baselines = true;
-    else if (a == "--jit-cold") o.jit_cold = std::atoi(next().c_str());
-    else {
-      std::fprintf(stderr, "rkbench: unknown argument '%s'\n", a.c_str());
-      return 2;
+    if (a == "--skip-baselines") {
+      o.skip_baselines = true;
+      continue;
+    }
+    if (a == "--version") {
+      // What a results directory records of the build that produced it.
+      std::cout << "rkbench (RingKernel) built " << __DATE__ << " by g++ " << __VERSION__ << ", CUDA headers "
+                << CUDA_VERSION / 1000 << "." << CUDA_VERSION % 1000 / 10 << ", NVRTC " << jit::NvrtcVersion()
+                << "\n";
+      std::exit(0);
+    }
+    if (i + 1 >= argc) return Usage(absl::StrCat("'", a, "' needs a value or is unknown"));
+    const std::string v = argv[++i];
+    if (a == "--experiment") {
+      o.experiments.push_back(v);
+    } else if (a == "--csv") {
+      o.csv = v;
+    } else if (a == "--exp7-faults") {
+      o.exp7_faults = v;
+    } else if (auto it = ints.find(a); it != ints.end()) {
+      if (!absl::SimpleAtoi(v, it->second)) return Usage(absl::StrCat("'", a, "' needs a number, not '", v, "'"));
+    } else {
+      return Usage(absl::StrCat("unknown argument '", a, "'"));
     }
   }
+  if (o.warmup < 0 || o.iterations < 1) return Usage("--warmup must be ≥ 0 and --iterations ≥ 1");
   if (o.experiments.empty()) o.experiments = {"exp1", "hop"};
-  Recorder rec(o.csv, o.trial);
-  bool needs_gpu = false;
+
+  // The GPU experiments, in the order given, but exp8 and then exp7 last.
+  const std::vector<std::string> known = {"exp1", "hop", "exp2", "exp3", "exp4", "exp5", "exp6", "exp8", "exp7"};
+  std::vector<std::string> gpu;
+  bool jit = false, kernels = false;
   for (const std::string& e : o.experiments) {
     if (e == "jit") {
-      if (absl::Status s = Jit(rec, o); !s.ok()) {
-        std::fprintf(stderr, "rkbench: jit: %s\n", std::string(s.message()).c_str());
-        return 1;
-      }
+      jit = true;
+    } else if (e == "kernels") {
+      kernels = true;
+    } else if (e == "all") {
+      gpu.insert(gpu.end(), known.begin(), known.end());
+    } else if (std::find(known.begin(), known.end(), e) != known.end()) {
+      gpu.push_back(e);
     } else {
-      needs_gpu = true;
+      return Usage(absl::StrCat("unknown experiment '", e, "'"));
     }
   }
-  if (!needs_gpu) {
+  std::vector<std::string> order;
+  for (const std::string& e : known) {
+    if (std::find(gpu.begin(), gpu.end(), e) != gpu.end() && e != "exp8" && e != "exp7") order.push_back(e);
+  }
+  std::stable_sort(order.begin(), order.end(), [&](const std::string& x, const std::string& y) {
+    return std::find(gpu.begin(), gpu.end(), x) < std::find(gpu.begin(), gpu.end(), y);
+  });
+  for (const char* last : {"exp8", "exp7"}) {
+    if (std::find(gpu.begin(), gpu.end(), last) != gpu.end()) order.push_back(last);
+  }
+
+  Recorder rec(o.csv, o.trial);
+  if (kernels) {
+    if (absl::Status s = CheckKernels(); !s.ok()) {
+      std::fprintf(stderr, "rkbench: kernels: %s\n", std::string(s.message()).c_str());
+      return 1;
+    }
+  }
+  if (jit) {
+    if (absl::Status s = Jit(rec, o); !s.ok()) {
+      std::fprintf(stderr, "rkbench: jit: %s\n", std::string(s.message()).c_str());
+      return 1;
+    }
+  }
+  if (order.empty()) {
     rec.PrintSummary();
     return 0;
   }
@@ -326,21 +346,40 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "rkbench: %s\n", std::string(program.status().message()).c_str());
     return 2;
   }
-  for (const std::string& e : o.experiments) {
+  const Bench bench{**runtime, *program, rec, o};
+  bool abandoned = false;  // a stuck kernel: the process must not touch the GPU again
+  int rc = 0;
+  for (const std::string& e : order) {
+    const auto t0 = Clock::now();
     absl::Status s;
-    if (e == "jit") continue;
     if (e == "exp1") s = Exp1(**runtime, *program, rec, o);
     else if (e == "hop") s = K2kHop(**runtime, *program, rec, o);
-    else s = absl::InvalidArgumentError(absl::StrCat("unknown experiment '", e, "'"));
+    else if (e == "exp2") s = Exp2K2kThroughput(bench);
+    else if (e == "exp3") s = Exp3Scaling(bench);
+    else if (e == "exp4") s = Exp4Sustained(bench);
+    else if (e == "exp5") s = Exp5Mixed(bench);
+    else if (e == "exp6") s = Exp6Memory(bench);
+    else if (e == "exp8") s = Exp8Hopper(bench);
+    else if (e == "exp7") s = Exp7FaultIsolation(bench, &abandoned);
+    std::printf("rkbench: %s took %.1f s\n", e.c_str(), Seconds(t0, Clock::now()));
     if (!s.ok()) {
       std::fprintf(stderr, "rkbench: %s: %s\n", e.c_str(), std::string(s.message()).c_str());
-      return 1;
+      rc = 1;
+      break;
     }
   }
   std::printf("device: %s (%s), trial %d\n", (*runtime)->device().name.c_str(), (*runtime)->device().arch().c_str(),
               o.trial);
   rec.PrintSummary();
-  return 0;
+  if (abandoned) {
+    // A kernel that never returns holds the device: skip every destructor
+    // (they would wait on it) and let the process's exit reclaim the GPU.
+    rec.Flush();
+    std::fflush(stdout);
+    std::fflush(stderr);
+    std::_Exit(rc);
+  }
+  return rc;
 }
 
 }  // namespace

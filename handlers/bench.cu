@@ -88,61 +88,127 @@ struct RK_ACTOR Rallier {
 };
 
 // ---- K2K throughput: a producer streams `count` messages of one size to
-// a consumer, retrying on kFull; the consumer reports when it has them. ----
+// a consumer, retrying on kFull; the consumer reads every payload word and
+// reports when it has them all. ----
 struct P64 { unsigned long long seq; unsigned char pad[56]; };
 struct P256 { unsigned long long seq; unsigned char pad[248]; };
 struct P1K { unsigned long long seq; unsigned char pad[1016]; };
 struct P4K { unsigned long long seq; unsigned char pad[4088]; };
+// In StreamDone, `count` is how many were sent (fewer than asked only if
+// the consumer took nothing for a second: the producer then gives up),
+// `full` how many of them found the mailbox full at their first attempt,
+// and `retries` how many kFull returns there were in all.
 struct Stream { rk::ActorId to; int size; int count; };
-struct StreamDone { int size; int count; unsigned long long full; unsigned long long start_ns; unsigned long long end_ns; };
+struct StreamDone {
+  int size;
+  int count;
+  unsigned long long full;
+  unsigned long long start_ns;
+  unsigned long long end_ns;
+  unsigned long long retries;
+};
+
+struct StreamTally {
+  int sent;
+  unsigned long long full;
+  unsigned long long retries;
+};
 
 template <class P>
-__device__ inline unsigned long long StreamTo(rk::Ctx& ctx, rk::ActorId to, int count) {
-  unsigned long long full = 0;
-  P p;
+__device__ inline void StreamTo(rk::Ctx& ctx, rk::ActorId to, int count, StreamTally& t, P& p) {
   for (unsigned i = 0; i < sizeof(p.pad); ++i) p.pad[i] = static_cast<unsigned char>(i);
   for (int n = 0; n < count; ++n) {
     p.seq = static_cast<unsigned long long>(n);
-    while (ctx.send(to, p) == rk::SendStatus::kFull) ++full;
+    rk::SendStatus s;
+    unsigned spins = 0;
+    unsigned long long stalled_since = 0;
+    while ((s = ctx.send(to, p)) == rk::SendStatus::kFull) {
+      if (spins++ == 0) ++t.full;
+      ++t.retries;
+      if ((spins & 1023) == 0) {
+        const unsigned long long now = GlobalNs();
+        if (stalled_since == 0) {
+          stalled_since = now;
+        } else if (now - stalled_since > 1000000000ull) {
+          return;
+        }
+      }
+    }
+    if (s != rk::SendStatus::kOk) return;
+    t.sent = n + 1;
   }
-  return full;
 }
 
 struct RK_ACTOR Streamer {
+  // The messages being sent live in the actor's state (device memory), not
+  // in the handler's stack frame.
+  P64 p64;
+  P256 p256;
+  P1K p1k;
+  P4K p4k;
   RK_HANDLER void on(const Stream& s, rk::Ctx& ctx) {
     const unsigned long long start = GlobalNs();
-    unsigned long long full = 0;
+    StreamTally t{0, 0, 0};
     switch (s.size) {
-      case 64: full = StreamTo<P64>(ctx, s.to, s.count); break;
-      case 256: full = StreamTo<P256>(ctx, s.to, s.count); break;
-      case 1024: full = StreamTo<P1K>(ctx, s.to, s.count); break;
-      default: full = StreamTo<P4K>(ctx, s.to, s.count); break;
+      case 64: StreamTo(ctx, s.to, s.count, t, p64); break;
+      case 256: StreamTo(ctx, s.to, s.count, t, p256); break;
+      case 1024: StreamTo(ctx, s.to, s.count, t, p1k); break;
+      default: StreamTo(ctx, s.to, s.count, t, p4k); break;
     }
-    ctx.reply(StreamDone{s.size, s.count, full, start, GlobalNs()});
+    ctx.reply(StreamDone{s.size, t.sent, t.full, start, GlobalNs(), t.retries});
   }
 };
 
+// `words` is the XOR of every 8-byte word of every payload received (the
+// host checks it: the bytes arrived, not just the count); `disorder` counts
+// messages whose seq was not the next one (FIFO per sender). Expect is
+// acknowledged, so that a burst from another sender starts after it.
 struct Expect { int count; };
-struct Drained { unsigned long long received; unsigned long long bytes; unsigned long long first_ns; unsigned long long last_ns; };
+struct Expected { int count; };
+struct Drained {
+  unsigned long long received;
+  unsigned long long bytes;
+  unsigned long long first_ns;
+  unsigned long long last_ns;
+  unsigned long long words;
+  unsigned long long disorder;
+};
 struct RK_ACTOR Drain {
   unsigned long long received;
   unsigned long long bytes;
   unsigned long long first_ns;
   unsigned long long last_ns;
+  unsigned long long words;
+  unsigned long long disorder;
   long long expect;
   RK_HANDLER void on(const Expect& e, rk::Ctx& ctx) {
     received = 0;
     bytes = 0;
+    words = 0;
+    disorder = 0;
     expect = e.count;
+    ctx.reply(Expected{e.count});
   }
   template <class P>
   __device__ void Take(const P& p, rk::Ctx& ctx) {
     const unsigned long long now = GlobalNs();
     if (received == 0) first_ns = now;
     last_ns = now;
+    // Payloads start 16-byte aligned in the mailbox slot; every size here
+    // is a multiple of 16.
+    const uint4* v = reinterpret_cast<const uint4*>(&p);
+    unsigned long long x = 0;
+    for (unsigned i = 0; i < sizeof(P) / 16; ++i) {
+      const uint4 q = v[i];
+      x ^= (static_cast<unsigned long long>(q.y) << 32 | q.x) ^ (static_cast<unsigned long long>(q.w) << 32 | q.z);
+    }
+    words ^= x;
+    if (p.seq != received) ++disorder;
     ++received;
     bytes += sizeof(P);
-    if (static_cast<long long>(received) == expect) ctx.send(rk::host(), Drained{received, bytes, first_ns, last_ns});
+    if (static_cast<long long>(received) == expect) {
+      ctx.send(rk::host(), Drained{received, bytes, first_ns, last_ns, words, disorder});
+    }
   }
   RK_HANDLER void on(const P64& p, rk::Ctx& ctx) { Take(p, ctx); }
   RK_HANDLER void on(const P256& p, rk::Ctx& ctx) { Take(p, ctx); }
@@ -164,4 +230,172 @@ struct RK_ACTOR Worker {
     ++handled;
   }
   RK_HANDLER void on(const WorkQuery& q, rk::Ctx& ctx) { ctx.reply(WorkDone{handled, acc}); }
+};
+
+// Sends, retrying while the receiver's mailbox (or the host ring) is full,
+// for at most a second; the last status is returned.
+template <class M>
+__device__ inline rk::SendStatus SendPatiently(rk::Ctx& ctx, rk::ActorId to, const M& m) {
+  const unsigned long long start = GlobalNs();
+  rk::SendStatus s;
+  while ((s = ctx.send(to, m)) == rk::SendStatus::kFull && GlobalNs() - start < 1000000000ull) __nanosleep(256);
+  return s;
+}
+
+// `work` steps of a linear congruential generator: a dependent chain the
+// compiler cannot shorten.
+__device__ inline unsigned int Churn(unsigned int x, int work) {
+  for (int i = 0; i < work; ++i) x = x * 1664525u + 1013904223u;
+  return x;
+}
+
+// ---- Scaling (exp3): identical actors, each working through `messages`
+// messages that it generates itself — `window` self-sends in flight — so the
+// actors, not the host, are the bottleneck. The host starts actor 0; the
+// start fans out along a binary tree of positions (actor `first` + p starts
+// 2p+1 and 2p+2), so every actor starts within log2(actors) K2K hops. Each
+// actor reports its first and last handling time (%globaltimer). ----
+struct LoopStart { rk::ActorId first; int actors; int position; int messages; int work; int window; };
+struct LoopTick { unsigned int n; };
+struct RK_MESSAGE LoopDone {
+  int position;
+  int full;  // self-sends refused (never expected: window + batch < capacity)
+  unsigned long long handled;
+  unsigned long long first_ns;
+  unsigned long long last_ns;
+  unsigned int acc;
+  int failed_children;
+};
+struct RK_ACTOR Looper {
+  unsigned long long target;
+  unsigned long long handled;
+  unsigned long long sent;
+  unsigned long long first_ns;
+  unsigned int acc;
+  int work;
+  int position;
+  int full;
+  int failed_children;
+
+  RK_HANDLER void on(const LoopStart& s, rk::Ctx& ctx) {
+    failed_children = 0;
+    for (int c = 2 * s.position + 1; c <= 2 * s.position + 2 && c < s.actors; ++c) {
+      LoopStart child = s;
+      child.position = c;
+      if (SendPatiently(ctx, rk::ActorId{s.first.value + static_cast<unsigned>(c)}, child) != rk::SendStatus::kOk) {
+        ++failed_children;
+      }
+    }
+    target = s.messages > 0 ? static_cast<unsigned long long>(s.messages) : 0;
+    handled = 0;
+    sent = 0;
+    full = 0;
+    work = s.work;
+    position = s.position;
+    acc = static_cast<unsigned int>(s.position);
+    first_ns = GlobalNs();
+    for (int i = 0; i < s.window && sent < target; ++i) Next(ctx);
+    if (handled == target) Report(ctx, first_ns);
+  }
+  RK_HANDLER void on(const LoopTick& t, rk::Ctx& ctx) {
+    acc = Churn(acc ^ t.n, work);
+    ++handled;
+    if (sent < target) Next(ctx);
+    if (handled == target) Report(ctx, GlobalNs());
+  }
+  __device__ void Next(rk::Ctx& ctx) {
+    if (ctx.send(ctx.self(), LoopTick{static_cast<unsigned int>(sent)}) == rk::SendStatus::kOk) {
+      ++sent;
+    } else {
+      ++full;
+      --target;  // one message fewer; the host sees `full` and refuses the sample
+    }
+  }
+  __device__ void Report(rk::Ctx& ctx, unsigned long long last_ns) {
+    SendPatiently(ctx, rk::host(), LoopDone{position, full, handled, first_ns, last_ns, acc, failed_children});
+  }
+};
+
+// ---- Mixed workload (exp5): one actor with 16 KiB of state and three
+// operations — compute (a block-wide step over all of it), inject (write 64
+// words) and query (read 64 words back). Every operation replies, so the
+// host times each to its completion. ----
+struct MixStep { int rounds; };
+struct MixInject { int offset; unsigned int values[64]; };
+struct MixQuery { int offset; };
+struct MixAck { unsigned long long ops; };
+struct MixValue { unsigned long long sum; };
+struct RK_ACTOR Mixer {
+  unsigned int data[4096];
+  unsigned long long ops;
+  RK_BLOCK_HANDLER void on(const MixStep& s, rk::Ctx& ctx) {
+    for (unsigned i = ctx.rank(); i < 4096; i += ctx.width()) data[i] = Churn(data[i], s.rounds);
+    ctx.sync();
+    if (ctx.leader()) {
+      ++ops;
+      ctx.reply(MixAck{ops});
+    }
+  }
+  RK_HANDLER void on(const MixInject& m, rk::Ctx& ctx) {
+    for (int k = 0; k < 64; ++k) data[(m.offset + k) & 4095] = m.values[k];
+    ++ops;
+    ctx.reply(MixAck{ops});
+  }
+  RK_HANDLER void on(const MixQuery& q, rk::Ctx& ctx) {
+    unsigned long long sum = 0;
+    for (int k = 0; k < 64; ++k) sum += data[(q.offset + k) & 4095];
+    ++ops;
+    ctx.reply(MixValue{sum});
+  }
+};
+
+// ---- Fault isolation (exp7): Tickers keep themselves busy with
+// self-sent Beats (`window` in flight). A Beat adds k+1 to data[k] for
+// k = beats % 64 and 1 to `level`, so the host can check a healthy actor's
+// whole state from its beat count. Poison puts a NaN into `level`; the next
+// Beat notices and fails the actor. Hang never returns. ----
+struct BeatStart { int window; };
+struct Beat { unsigned int n; };
+struct BeatStop { int unused; };
+struct Poison { int unused; };
+struct Hang { int forever; };
+struct BeatCheck { int unused; };
+struct BeatState { unsigned long long beats; unsigned long long full; float level; unsigned int data[64]; };
+struct RK_ACTOR Ticker {
+  unsigned long long beats;
+  unsigned long long full;
+  float level;
+  int stopped;
+  unsigned int data[64];
+  RK_HANDLER void on(const BeatStart& s, rk::Ctx& ctx) {
+    stopped = 0;
+    for (int i = 0; i < s.window; ++i) {
+      if (ctx.send(ctx.self(), Beat{static_cast<unsigned int>(i)}) != rk::SendStatus::kOk) ++full;
+    }
+  }
+  RK_HANDLER void on(const Beat& b, rk::Ctx& ctx) {
+    if (level != level) {  // NaN: this actor's state is corrupt
+      ctx.fail(0x4E614E);  // "NaN"
+      return;
+    }
+    const unsigned int k = static_cast<unsigned int>(beats & 63);
+    data[k] += k + 1;
+    level += 1.0f;
+    ++beats;
+    if (stopped == 0 && ctx.send(ctx.self(), Beat{b.n + 1}) != rk::SendStatus::kOk) ++full;
+  }
+  RK_HANDLER void on(const BeatStop& s, rk::Ctx& ctx) { stopped = 1; }
+  RK_HANDLER void on(const Poison& p, rk::Ctx& ctx) { level = __int_as_float(0x7FC00000); }
+  RK_HANDLER void on(const Hang& h, rk::Ctx& ctx) {
+    // The sleep is a side effect: a loop without one may be assumed to end.
+    while (h.forever != 0) __nanosleep(1000);
+  }
+  RK_HANDLER void on(const BeatCheck& c, rk::Ctx& ctx) {
+    BeatState s;
+    s.beats = beats;
+    s.full = full;
+    s.level = level;
+    for (int k = 0; k < 64; ++k) s.data[k] = data[k];
+    ctx.reply(s);
+  }
 };

@@ -1,0 +1,114 @@
+// Copyright 2026 The RingKernel Authors.
+#include "bench/exp_common.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "bench/hopper.h"
+#include "jit/codegen.h"
+#include "jit/nvrtc_compiler.h"
+#include "ringkernel/status_macros.h"
+#include "runtime/module.h"
+
+namespace rk::bench {
+
+Recorder::Recorder(const std::string& path, int trial) : out_(path, std::ios::app), trial_(trial) {
+  out_.seekp(0, std::ios::end);
+  if (out_.tellp() == 0) out_ << "experiment,configuration,trial,iteration,metric,value,unit,timestamp\n";
+  stamp_ = absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::Now(), absl::UTCTimeZone());
+}
+
+void Recorder::Add(const std::string& experiment, const std::string& config, int iteration, const std::string& metric,
+                   double value, const std::string& unit) {
+  out_ << experiment << "," << config << "," << trial_ << "," << iteration << "," << metric << ","
+       << absl::StrFormat("%.6g", value) << "," << unit << "," << stamp_ << "\n";
+  summary_[experiment + " " + config + " " + metric + " (" + unit + ")"].push_back(value);
+}
+
+void Recorder::PrintSummary() const {
+  std::printf("%-64s %8s %10s %10s %10s\n", "measurement", "n", "p50", "p99", "mean");
+  for (const auto& [key, values] : summary_) {
+    std::vector<double> v = values;
+    double mean = 0;
+    for (double x : v) mean += x;
+    mean /= static_cast<double>(v.size());
+    const double p50 = Quantile(v, 0.5);
+    const double p99 = Quantile(v, 0.99);
+    std::printf("%-64s %8zu %10.4g %10.4g %10.4g\n", key.c_str(), v.size(), p50, p99, mean);
+  }
+}
+
+SystemOptions BaseSystemOptions(const Options& o) {
+  SystemOptions so;
+  so.track_running = o.track_running != 0;
+  so.idle_backoff = absl::Nanoseconds(o.idle_backoff_ns);
+  return so;
+}
+
+double Quantile(std::vector<double>& v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size() - 1) + 0.5))];
+}
+
+absl::StatusOr<Message> ReceiveType(System& sys, const std::string& type, absl::Duration timeout, int* dropped) {
+  const absl::Time deadline = absl::Now() + timeout;
+  for (;;) {
+    const absl::Duration left = deadline - absl::Now();
+    if (left <= absl::ZeroDuration()) break;
+    RK_ASSIGN_OR_RETURN(std::optional<Message> m, sys.Receive(left));
+    if (!m.has_value()) break;
+    if (m->type == type) return *std::move(m);
+    if (dropped != nullptr) ++*dropped;
+  }
+  std::string extra;
+  if (std::vector<DeadLetter> dead = sys.TakeDeadLetters(); !dead.empty()) {
+    extra = absl::StrCat("; ", dead.size(), " dead letter(s), the first a '", dead[0].type, "' to '", dead[0].to_name,
+                         "': ", DeadLetterReasonName(dead[0].reason));
+  }
+  return absl::DeadlineExceededError(
+      absl::StrCat("no '", type, "' reached the host within ", absl::FormatDuration(timeout), extra));
+}
+
+absl::Status StopCleanly(System& sys, const std::string& what) {
+  RK_ASSIGN_OR_RETURN(StopReport r, sys.Stop(absl::Seconds(10)));
+  if (!r.drained || r.unhandled != 0 || !r.dead_letters.empty() || !r.failures.empty()) {
+    return absl::InternalError(absl::StrCat(what, ": the system did not stop cleanly: ", r.ToString()));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> CompileKernels(const std::string& name, const std::string& source,
+                                           const std::string& arch) {
+  jit::GeneratedUnit unit;
+  unit.name = name;
+  unit.source = source;
+  std::vector<jit::Diagnostic> diags;
+  RK_ASSIGN_OR_RETURN(jit::NvrtcOutput out, jit::CompileForArch(unit, arch, false, &diags));
+  for (const jit::Diagnostic& d : diags) {
+    std::fprintf(stderr, "rkbench: %s (%s): %s\n", name.c_str(), arch.c_str(), d.ToString().c_str());
+  }
+  return std::move(out.cubin.bytes);
+}
+
+absl::StatusOr<std::unique_ptr<cuda::Module>> LoadKernels(const std::string& name, const std::string& source,
+                                                          int capability) {
+  RK_ASSIGN_OR_RETURN(std::string cubin, CompileKernels(name, source, absl::StrCat("sm_", capability)));
+  RK_ASSIGN_OR_RETURN(cuda::Module module, cuda::Module::Create(cubin, name));
+  return std::make_unique<cuda::Module>(std::move(module));
+}
+
+absl::Status CheckKernels() {
+  for (const char* arch : {"sm_89", "sm_90"}) {
+    RK_RETURN_IF_ERROR(CompileKernels("rk_bench_mixed.cu", MixedKernelSource(), arch).status());
+    std::printf("kernels: exp5 traditional model compiles for %s\n", arch);
+  }
+  RK_RETURN_IF_ERROR(CompileKernels("rk_bench_hopper.cu", HopperKernelSource(), "sm_90").status());
+  std::printf("kernels: exp8 compiles for sm_90\n");
+  return absl::OkStatus();
+}
+
+}  // namespace rk::bench
