@@ -534,6 +534,11 @@ TEST(FrontendTest, ErrorsInsideRingKernelHeadersPointAtTheUsersInclude) {
   ASSERT_GT(diagnostics.size(), 2u);
   int at_include = 0;
   for (const Diagnostic& d : diagnostics) {
+    // clang's closing "too many errors" note is about no place.
+    if (d.message == "too many errors emitted, stopping now") {
+      EXPECT_EQ(d.location.file, "") << d.ToString();
+      continue;
+    }
     EXPECT_EQ(d.location.file, "inc.cu") << d.ToString();
     if (d.location == SourceLocation{"inc.cu", 2, 10}) ++at_include;
   }

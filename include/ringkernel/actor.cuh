@@ -121,6 +121,11 @@ struct CtxData {
   u32 send_full;
   u32 send_no_actor;
   u32 send_other;
+  // The receiver of this thread's last K2K send and its mailbox (kept by the
+  // worker across messages): a send to it again reads the mailbox's indices
+  // together with the receiver's record instead of after it.
+  u32 last_to;
+  void* last_box;
 };
 
 RK_DEVICE SendStatus SendBytes(Ctx& ctx, ActorId to, u32 type, const void* payload, u32 size);

@@ -130,25 +130,29 @@ RK_HOST_DEVICE inline void MailboxInit(MailboxHeader* box, u32 capacity_log2, u3
 // (0 when the mailbox is full) and stores the first in `*first`. The caller
 // must publish every position it reserved.
 RK_HOST_DEVICE inline u32 MailboxTryReserveN(MailboxHeader* box, u64 capacity, u32 n, u64* first);
+RK_HOST_DEVICE inline u32 MailboxTryReserveFrom(MailboxHeader* box, u64 capacity, u32 n, u64 tail, u64 head,
+                                                u64* first);
 
 RK_HOST_DEVICE inline u32 MailboxTryReserve(MailboxHeader* box, u32 n, u64* first) {
   return MailboxTryReserveN(box, MailboxCapacity(box), n, first);
 }
 
-// As MailboxTryReserve, for a mailbox of `capacity` slots.
-RK_HOST_DEVICE inline u32 MailboxTryReserveN(MailboxHeader* box, u64 capacity, u32 n, u64* first) {
-  u64 tail = LoadRelaxedGpu(&box->tail.value);
+// As MailboxTryReserveN, from a `tail` and a `head` the caller has already
+// loaded (tail relaxed, head with acquire): a sender that knows the mailbox
+// issues those loads together with its other reads, saving a trip to memory.
+// Any values are safe: a stale head only makes the mailbox look fuller, and a
+// tail older than head is re-read.
+RK_HOST_DEVICE inline u32 MailboxTryReserveFrom(MailboxHeader* box, u64 capacity, u32 n, u64 tail, u64 head,
+                                                u64* first) {
   for (;;) {
-    // Acquire pairs with the owner's release of `head`: its reads of the
-    // slots we may now take are finished before our writes begin.
-    const u64 head = LoadAcquireGpu(&box->head.value);
     const u64 used = tail - head;
     if (static_cast<i64>(used) < 0) {  // our `tail` is older than `head`
       tail = LoadRelaxedGpu(&box->tail.value);
+      head = LoadAcquireGpu(&box->head.value);
       continue;
     }
-    // `head` was read after `tail`, so a stale tail only understates `used`:
-    // full here means full when `head` was read.
+    // A head older than the tail only overstates `used`: full here means
+    // full, or nearly so, when `head` was read.
     if (used >= capacity) return 0;
     const u64 free_slots = capacity - used;
     const u32 take = free_slots < n ? static_cast<u32>(free_slots) : n;
@@ -158,7 +162,17 @@ RK_HOST_DEVICE inline u32 MailboxTryReserveN(MailboxHeader* box, u64 capacity, u
       return take;
     }
     tail = seen;
+    // Acquire pairs with the owner's release of `head`: its reads of the
+    // slots we may now take are finished before our writes begin.
+    head = LoadAcquireGpu(&box->head.value);
   }
+}
+
+// As MailboxTryReserve, for a mailbox of `capacity` slots.
+RK_HOST_DEVICE inline u32 MailboxTryReserveN(MailboxHeader* box, u64 capacity, u32 n, u64* first) {
+  const u64 tail = LoadRelaxedGpu(&box->tail.value);
+  const u64 head = LoadAcquireGpu(&box->head.value);
+  return MailboxTryReserveFrom(box, capacity, n, tail, head, first);
 }
 
 // Publishes position `pos` after its envelope and payload were written.

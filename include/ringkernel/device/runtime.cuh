@@ -143,6 +143,13 @@ struct TargetInfo {
   u32 slot_bytes;
 };
 
+// What a sender thread remembers of its last receiver (CtxData::last_to): a
+// running actor and its mailbox.
+struct LastTarget {
+  u32 to = kNoActorValue;
+  void* box = nullptr;
+};
+
 __device__ __forceinline__ TargetInfo ReadTarget(const ActorSlot* s) {
   u64 a, b, c, d;
   asm volatile("ld.relaxed.gpu.v2.u64 {%0, %1}, [%2];" : "=l"(a), "=l"(b) : "l"(s) : "memory");
@@ -164,7 +171,16 @@ __device__ SendStatus SendToActor(Ctx& ctx, u32 to, u32 type, const void* payloa
     ++d.send_no_actor;
     return SendStatus::kNoActor;
   }
+  // The receiver's record and, when this thread sent to it last time too, its
+  // mailbox's tail and head: all in flight at once, one trip to memory.
+  MailboxHeader* const known_box = reinterpret_cast<MailboxHeader*>(d.last_box);
+  const bool known = d.last_to == to;
   const TargetInfo t = ReadTarget(&sys->actors[to]);
+  u64 tail = 0, head = 0;
+  if (known) {
+    tail = LoadRelaxedGpu(&known_box->tail.value);
+    head = LoadAcquireGpu(&known_box->head.value);
+  }
   if (t.status != static_cast<u32>(ActorState::kRunning)) {
     ++d.send_no_actor;
     return SendStatus::kNoActor;
@@ -177,6 +193,9 @@ __device__ SendStatus SendToActor(Ctx& ctx, u32 to, u32 type, const void* payloa
     ++d.send_other;
     return SendStatus::kTooLarge;
   }
+  const bool preloaded = known && known_box == t.box;
+  d.last_to = to;
+  d.last_box = t.box;
   // Warp-aggregated reservation: the lanes sending to this mailbox right now
   // reserve their slots with one compare-and-swap.
   const u32 active = __activemask();
@@ -186,7 +205,11 @@ __device__ SendStatus SendToActor(Ctx& ctx, u32 to, u32 type, const void* payloa
   const u32 n = __popc(peers);
   u64 first = 0;
   u32 got = 0;
-  if (LaneId() == leader) got = MailboxTryReserveN(t.box, u64{1} << t.log2, n, &first);
+  if (LaneId() == leader) {
+    const u64 capacity = u64{1} << t.log2;
+    got = preloaded ? MailboxTryReserveFrom(t.box, capacity, n, tail, head, &first)
+                    : MailboxTryReserveN(t.box, capacity, n, &first);
+  }
   got = __shfl_sync(peers, got, leader);
   first = __shfl_sync(peers, first, leader);
   if (rank >= got) {
@@ -368,22 +391,36 @@ __device__ __noinline__ void ApplySpawn(const SystemParams* sys, const SpawnReco
 // pass over the record (header and up to 216 payload bytes), already
 // complete; further passes are read here. Called by the whole warp.
 __device__ void DeliverFromHost(const SystemParams* sys, const LlHeader& h, const u64* slot, u32 flag,
-                                const IngressPass& first) {
+                                const IngressPass& first, LastTarget& last) {
   const u32 lane = LaneId();
   DeadLetterReason reason = DeadLetterReason::kNone;
   ActorSlot* target = nullptr;
   TargetInfo t{};
+  u64 tail = 0, head = 0;
+  bool preloaded = false;
   if (h.actor >= sys->max_actors) {
     reason = DeadLetterReason::kNoActor;
   } else {
+    // As in SendToActor: the record and, for the last receiver, the indices
+    // of its mailbox in one trip.
     target = &sys->actors[h.actor];
+    const bool known = last.to == h.actor;
     t = ReadTarget(target);
+    if (known && lane == 0) {
+      tail = LoadRelaxedGpu(&reinterpret_cast<MailboxHeader*>(last.box)->tail.value);
+      head = LoadAcquireGpu(&reinterpret_cast<MailboxHeader*>(last.box)->head.value);
+    }
+    preloaded = known && last.box == t.box;
     if (t.status != static_cast<u32>(ActorState::kRunning)) {
       reason = DeadLetterReason::kNoActor;
     } else if (HandlerKindOf(t.type, h.type) == 0) {
       reason = DeadLetterReason::kNoHandler;
     } else if (h.size > t.slot_bytes - kEnvelopeBytes) {
       reason = DeadLetterReason::kTooLarge;
+    }
+    if (t.status == static_cast<u32>(ActorState::kRunning)) {
+      last.to = h.actor;  // only a running actor's mailbox is remembered
+      last.box = t.box;
     }
   }
   MailboxHeader* box = t.box;
@@ -394,14 +431,18 @@ __device__ void DeliverFromHost(const SystemParams* sys, const LlHeader& h, cons
     u32 got = 0;
     if (lane == 0) {
       const u64 start = GlobalTimerNs();
+      const u64 capacity = u64{1} << t.log2;
       u32 backoff = 32;
-      while ((got = MailboxTryReserveN(box, u64{1} << t.log2, 1, &pos)) == 0) {
+      got = preloaded ? MailboxTryReserveFrom(box, capacity, 1, tail, head, &pos)
+                      : MailboxTryReserveN(box, capacity, 1, &pos);
+      while (got == 0) {
         if (GlobalTimerNs() - start > sys->ingress_full_timeout_ns ||
             LoadAcquireGpu32(&target->status) != static_cast<u32>(ActorState::kRunning)) {
           break;
         }
         __nanosleep(backoff);
         if (backoff < 1024) backoff *= 2;
+        got = MailboxTryReserveN(box, capacity, 1, &pos);
       }
     }
     got = __shfl_sync(0xFFFFFFFFu, got, 0);
@@ -469,6 +510,7 @@ __device__ void IngressLoop(const SystemParams* sys) {
   const u32 slot_words = sys->inbound_slot_words;
   u64 head = 0;
   u32 idle = 0;
+  LastTarget last;
   for (;;) {
     const u32 flag = LlFlag(head, log2);
     const u64* slot = LlSlot(slots, slot_words, log2, head);
@@ -532,7 +574,7 @@ __device__ void IngressLoop(const SystemParams* sys) {
       if (stop) break;
       continue;
     }
-    DeliverFromHost(sys, h, slot, flag, p);
+    DeliverFromHost(sys, h, slot, flag, p, last);
     if (lane == 0) LlStampUnusedWords(const_cast<u64*>(slot), slot_words, flag, h.size);
     ++head;
     if (lane == 0) LlRelease(sys->inbound, head);
@@ -732,7 +774,7 @@ __device__ __forceinline__ EnvelopeView ReadEnvelope(const Envelope* e) {
 }
 
 __device__ __forceinline__ void InitCtx(Ctx& ctx, const SystemParams* sys, const OwnedActor& o, const EnvelopeView& v,
-                                        u64 hlc, u8* scratch, u32 block) {
+                                        u64 hlc, u8* scratch, u32 block, const LastTarget& last) {
   CtxData& d = ctx.d_;
   d.sys = sys;
   d.actor = o.slot;
@@ -744,6 +786,8 @@ __device__ __forceinline__ void InitCtx(Ctx& ctx, const SystemParams* sys, const
   d.block = block;
   d.failed = 0;
   d.sent = d.send_full = d.send_no_actor = d.send_other = 0;
+  d.last_to = last.to;
+  d.last_box = last.box;
 }
 
 __device__ __forceinline__ void AddSends(OwnedActor& o, const CtxData& d) {
@@ -771,9 +815,14 @@ __device__ __noinline__ void DrainFailed(const SystemParams* sys, OwnedActor& o)
 
 // Runs up to batch_max thread-handler messages of one actor. Returns how many
 // were handled; sets *block when the next message needs the whole block.
-__device__ u32 RunBatch(const SystemParams* sys, u32 worker, OwnedActor& o, bool* block) {
-  Envelope* e = MailboxPeekAt(o.box, o.log2, o.slot_bytes, o.head);
-  if (e == nullptr) return 0;
+// `head_seq` is the sequence word of the slot at the actor's head, already
+// loaded (relaxed) by the caller.
+__device__ u32 RunBatch(const SystemParams* sys, u32 worker, OwnedActor& o, u64 head_seq, LastTarget& last,
+                        bool* block) {
+  if (head_seq != o.head + 1) return 0;
+  // The relaxed load saw the slot published; the fence makes it an acquire.
+  FenceGpu();
+  Envelope* e = MailboxSlotAt(o.box, o.log2, o.slot_bytes, o.head);
   if (o.failed) {
     DrainFailed(sys, o);
     return 1;
@@ -796,8 +845,10 @@ __device__ u32 RunBatch(const SystemParams* sys, u32 worker, OwnedActor& o, bool
       ++o.dead_lettered;
     } else {
       Ctx ctx;
-      InitCtx(ctx, sys, o, v, HlcMerge(o.hlc, v.hlc, GlobalTimerNs()), nullptr, 0);
+      InitCtx(ctx, sys, o, v, HlcMerge(o.hlc, v.hlc, GlobalTimerNs()), nullptr, 0, last);
       DispatchThread(o.type, o.state, v.type, EnvelopePayload(e), ctx);
+      last.to = ctx.d_.last_to;
+      last.box = ctx.d_.last_box;
       o.hlc = ctx.d_.hlc;
       AddSends(o, ctx.d_);
       ++o.handled;
@@ -837,13 +888,22 @@ __device__ void WorkerLoop(const SystemParams* sys, u32 worker, u8* smem) {
   u32 count = 0;
   bool have_mine = false;
   OwnedActor mine{};
+  LastTarget last;
   u64 iterations = 0;
   u32 backoff = 0;
   for (;;) {
     ++iterations;
     u32* s_pending_count = &s_pending_counts[iterations & 1];
-    // Pick up actors spawned on this worker.
+    // Issued together, so an idle pass costs one trip to memory: the worker's
+    // actor count, the kernel's run state (thread 0) and the head slot of this
+    // thread's first actor.
     const u32 fresh = LoadRelaxedGpu32(&sys->worker_counts[worker]);
+    u64 run = 0;
+    if (tid == 0) run = LoadRelaxedGpu(&sys->shared->run.value);
+    const bool had_mine = have_mine;
+    u64 mine_seq = 0;
+    if (had_mine) mine_seq = LoadRelaxedGpu(&MailboxSlotAt(mine.box, mine.log2, mine.slot_bytes, mine.head)->seq);
+    // Pick up actors spawned on this worker.
     if (fresh != count) {
       count = LoadAcquireGpu32(&sys->worker_counts[worker]);
       if (!have_mine && tid < count) {
@@ -855,9 +915,9 @@ __device__ void WorkerLoop(const SystemParams* sys, u32 worker, u8* smem) {
     bool want_block = false;
     // Runs a batch of the actor at list position `a`; a message for a block
     // handler is left for the whole block, after the barrier.
-    auto serve = [&](OwnedActor& o, u32 a) {
+    auto serve = [&](OwnedActor& o, u32 a, u64 head_seq) {
       bool block = false;
-      const u32 n = RunBatch(sys, worker, o, &block);
+      const u32 n = RunBatch(sys, worker, o, head_seq, last, &block);
       if (n != 0) {
         did = 1;
         atomicAdd(&s_handled, static_cast<unsigned long long>(n));
@@ -867,16 +927,15 @@ __device__ void WorkerLoop(const SystemParams* sys, u32 worker, u8* smem) {
         want_block = true;
       }
     };
-    if (have_mine) serve(mine, tid);
+    // An actor just picked up has no preloaded head: its first pass starts
+    // with the next iteration.
+    if (had_mine) serve(mine, tid, mine_seq);
     for (u32 a = tid + width; a < count; a += width) {
       OwnedActor o = LoadOwned(sys, list[a]);
-      serve(o, a);
+      serve(o, a, LoadRelaxedGpu(&MailboxSlotAt(o.box, o.log2, o.slot_bytes, o.head)->seq));
     }
     // One barrier per iteration: agree on block work, idleness and halting.
-    if (tid == 0) {
-      const u64 run = LoadRelaxedGpu(&sys->shared->run.value);
-      s_halt = run >= static_cast<u64>(KernelState::kHalting);
-    }
+    if (tid == 0) s_halt = run >= static_cast<u64>(KernelState::kHalting);
     const int any = __syncthreads_or(did | (want_block ? 2 : 0));
     const u32 n_pending = *s_pending_count;
     for (u32 i = 0; i < n_pending; ++i) {
@@ -892,8 +951,10 @@ __device__ void WorkerLoop(const SystemParams* sys, u32 worker, u8* smem) {
       }
       __syncthreads();
       Ctx ctx;
-      InitCtx(ctx, sys, o, v, s_hlc, smem, 1);
+      InitCtx(ctx, sys, o, v, s_hlc, smem, 1, last);
       if (!o.failed) DispatchBlock(o.type, o.state, v.type, EnvelopePayload(e), ctx);
+      last.to = ctx.d_.last_to;
+      last.box = ctx.d_.last_box;
       __syncthreads();
       if (tid == 0) {
         // Thread 0 (the leader) is the one that sends and fails.
