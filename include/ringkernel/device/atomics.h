@@ -77,6 +77,9 @@ RK_DEVICE RK_FORCEINLINE u64 CompareExchangeAcqRelGpu(u64* p, u64 expected, u64 
   return old;
 }
 RK_DEVICE RK_FORCEINLINE void FenceGpu() { asm volatile("fence.acq_rel.gpu;" ::: "memory"); }
+// After a relaxed load that saw a release store: makes it an acquire without
+// waiting for this thread's own earlier stores, as fence.acq_rel would.
+RK_DEVICE RK_FORCEINLINE void FenceAcquireGpu() { asm volatile("fence.acquire.gpu;" ::: "memory"); }
 
 RK_DEVICE RK_FORCEINLINE u64 LoadRelaxedSys(const u64* p) {
   u64 v;
@@ -124,6 +127,7 @@ RK_FORCEINLINE u64 CompareExchangeAcqRelGpu(u64* p, u64 expected, u64 desired) {
   return expected;
 }
 RK_FORCEINLINE void FenceGpu() { __atomic_thread_fence(__ATOMIC_ACQ_REL); }
+RK_FORCEINLINE void FenceAcquireGpu() { __atomic_thread_fence(__ATOMIC_ACQUIRE); }
 
 RK_FORCEINLINE u64 LoadRelaxedSys(const u64* p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
 RK_FORCEINLINE u64 LoadAcquireSys(const u64* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }

@@ -821,7 +821,7 @@ __device__ u32 RunBatch(const SystemParams* sys, u32 worker, OwnedActor& o, u64 
                         bool* block) {
   if (head_seq != o.head + 1) return 0;
   // The relaxed load saw the slot published; the fence makes it an acquire.
-  FenceGpu();
+  FenceAcquireGpu();
   Envelope* e = MailboxSlotAt(o.box, o.log2, o.slot_bytes, o.head);
   if (o.failed) {
     DrainFailed(sys, o);
