@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import csv
 import datetime
+import gzip
 import math
 import re
 from dataclasses import dataclass, field
@@ -119,7 +120,8 @@ def read_file(path: Path, dataset: Dataset, seen: dict[tuple, str]) -> None:
 
     ``seen`` maps each (experiment, configuration, trial, iteration, metric)
     read so far to its "file:line", to find duplicates across files."""
-    with open(path, newline="", encoding="utf-8") as f:
+    opener = gzip.open if path.name.endswith(".gz") else open
+    with opener(path, "rt", newline="", encoding="utf-8") as f:
         reader = csv.reader(f)
         header = next(reader, None)
         if header != HEADER:
@@ -159,8 +161,9 @@ def read_file(path: Path, dataset: Dataset, seen: dict[tuple, str]) -> None:
 
 
 def read_run(raw_dir: Path) -> Dataset:
-    """Reads every ``*.csv`` file in ``raw_dir`` (in natural name order)."""
-    paths = sorted(raw_dir.glob("*.csv"), key=lambda p: natural_key(p.name))
+    """Reads every ``*.csv`` and ``*.csv.gz`` file in ``raw_dir`` (in natural
+    name order); committed results keep their raw files compressed."""
+    paths = sorted([*raw_dir.glob("*.csv"), *raw_dir.glob("*.csv.gz")], key=lambda p: natural_key(p.name))
     if not paths:
         raise DataError(f"{raw_dir}: no raw CSV files")
     dataset = Dataset()

@@ -218,6 +218,17 @@ class ReaderTest(unittest.TestCase):
         self.assertEqual(k.params, {"path": "k2k", "payload": "256", "depth": "1024"})
         self.assertEqual(k.unit, "messages_per_second")
 
+    def test_reads_compressed_raw_files_alongside_plain_ones(self):
+        import gzip
+        write_csv(self.raw / "a.trial1.csv", [ROW.format(it=1, v=5.5)])
+        write_csv(self.raw / "a.trial2.csv", [ROW.format(it=1, v=7).replace(",1,1,", ",2,1,")])
+        plain = (self.raw / "a.trial2.csv").read_bytes()
+        (self.raw / "a.trial2.csv").unlink()
+        (self.raw / "a.trial2.csv.gz").write_bytes(gzip.compress(plain))
+        data = read_run(self.raw)
+        g = data.groups[("exp1_launch_overhead", "traditional", "latency_us")]
+        self.assertEqual(g.trial_values(), {1: [5.5], 2: [7.0]})
+
     def test_malformed_row_names_file_and_line(self):
         write_csv(self.raw / "bad.csv", [ROW.format(it=1, v=1), "exp1_launch_overhead,traditional,1,2,latency_us,3"])
         self.assertDataError("bad.csv:3: expected 8 fields, found 6")
