@@ -27,6 +27,8 @@
 #   raw/E.trialT.csv  one CSV per experiment and trial (rkbench's rows)
 #   logs/             rkbench's output per run; suite.log, this script's own
 #   failures.tsv      the runs that failed; their partial CSVs go to failed/
+#   power.csv         board power (nvidia-smi power.draw) every ~200 ms
+#   runs.tsv          when each rkbench process started and ended (epoch ms)
 #   run.json          profile, trials, experiments, warm-up done, failures
 #   report.md, summary.json, comparisons.json, plots/   (analyze.py)
 #
@@ -178,7 +180,21 @@ if [ "$warmup_s" -gt 0 ]; then
   warmup_done=$((SECONDS - start))
 fi
 
-# 3. The trials: every experiment once per trial, each in a fresh process.
+# 3. The trials: every experiment once per trial, each in a fresh process,
+# with the board's power sampled about every 200 ms meanwhile (a query, like
+# everything here) and each process's start and end recorded to match.
+now_ms() { date +%s%3N; }
+sample_power() {
+  while :; do
+    echo "$(now_ms),$(nvidia-smi --query-gpu=power.draw --format=csv,noheader,nounits -i "$device" 2>&1 | head -n 1)"
+    sleep 0.2
+  done
+}
+echo "epoch_ms,power_w" > "$out/power.csv"
+printf 'experiment\ttrial\tstart_ms\tend_ms\n' > "$out/runs.tsv"
+sample_power >> "$out/power.csv" &
+sampler=$!
+trap 'kill "$sampler" 2>/dev/null' EXIT
 log "profile $profile: $trials trials of ${selected[*]} (at most $limit_s s per run)"
 for ((trial = 1; trial <= trials; trial++)); do
   for e in "${selected[@]}"; do
@@ -186,8 +202,10 @@ for ((trial = 1; trial <= trials; trial++)); do
     csv="$out/raw/$e.trial$trial.csv"
     logfile="logs/$e.trial$trial.log"
     start=$SECONDS
+    start_ms=$(now_ms)
     run_rkbench "$out/$logfile" --experiment "$e" --trial "$trial" --device "$device" --csv "$csv" "${args[@]}"
     rc=$?
+    printf '%s\t%s\t%s\t%s\n' "$e" "$trial" "$start_ms" "$(now_ms)" >> "$out/runs.tsv"
     runs=$((runs + 1))
     if [ $rc -eq 0 ] && [ -s "$csv" ]; then
       log "trial $trial $e: ok ($((SECONDS - start)) s)"
@@ -204,6 +222,9 @@ for ((trial = 1; trial <= trials; trial++)); do
     fi
   done
 done
+
+kill "$sampler" 2>/dev/null
+wait "$sampler" 2>/dev/null
 
 "$py" "$analysis/capture.py" run --out "$out/run.json" --profile "$profile" --trials "$trials" \
   --experiments "${selected[*]}" --warmup-requested "$warmup_s" --warmup-done "$warmup_done" \

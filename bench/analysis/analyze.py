@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import rkplots
+import rkpower
 import rkstats
 from rkdata import PLAIN_NAME_KEY, DataError, Dataset, read_run
 
@@ -366,7 +367,8 @@ METHOD_NOTES = [
 
 
 def render_report(run_dir: Path, data: Dataset, summary: list[dict], comparisons: dict, environment: dict | None,
-                  run: dict | None, drawn, skipped, failed_files: list[str]) -> str:
+                  run: dict | None, drawn, skipped, failed_files: list[str],
+                  power: rkpower.PowerData | None = None) -> str:
     """report.md: environment, checklist, failures, statistics, comparisons, figures, method."""
     out = [f"# RingKernel benchmark report: {run_dir.resolve().name}", ""]
     if run:
@@ -383,6 +385,7 @@ def render_report(run_dir: Path, data: Dataset, summary: list[dict], comparisons
     out += _failures_section(run, failed_files)
     out += _statistics_section(data, summary)
     out += _comparisons_section(comparisons)
+    out += rkpower.report_section(power)
     out += _figures_section(drawn, skipped)
     out += METHOD_NOTES
     return "\n".join(out)
@@ -397,9 +400,13 @@ def analyze(run_dir: Path, out_dir: Path) -> dict:
     failed_files = sorted(p.name for p in failed_dir.glob("*.csv")) if failed_dir.is_dir() else []
     out_dir.mkdir(parents=True, exist_ok=True)
     summary = build_summary(data, environment or {})
+    power = rkpower.read_power(run_dir)
+    if power is not None:
+        summary += rkpower.summary_entries(power, (environment or {}).get("system", {}))
     comparisons = build_comparisons(data, environment or {})
     drawn, skipped = rkplots.draw_all(data, out_dir / "plots")
-    report = render_report(run_dir, data, summary, comparisons, environment, run, drawn, skipped, failed_files)
+    report = render_report(run_dir, data, summary, comparisons, environment, run, drawn, skipped, failed_files,
+                           power)
     paths = {name: out_dir / name for name in ("summary.json", "comparisons.json", "report.md")}
     paths["summary.json"].write_text(json.dumps(summary, indent=2, allow_nan=False) + "\n", encoding="utf-8")
     paths["comparisons.json"].write_text(json.dumps(comparisons, indent=2, allow_nan=False) + "\n", encoding="utf-8")

@@ -178,6 +178,19 @@ class RunSuiteTest(SuiteFixture):
         self.assertIn("| GPU clocks locked (frequency reported) | no |", report)
         self.assertTrue((out / "plots" / "exp3_scaling.scaling.svg").exists())
 
+        # Power was sampled during the trials and matched to the processes.
+        runs = self.lines(out / "runs.tsv")
+        self.assertEqual(runs[0], "experiment\ttrial\tstart_ms\tend_ms")
+        self.assertEqual(len(runs) - 1, 2 * len(synthetic.EXPERIMENTS))
+        samples = self.lines(out / "power.csv")
+        self.assertEqual(samples[0], "epoch_ms,power_w")
+        self.assertTrue(samples[1:] and all(line.endswith(",71.52") for line in samples[1:]), samples[:3])
+        self.assertIn("## Power", report)
+        summary = json.loads((out / "summary.json").read_text())
+        power = [e for e in summary if e["metric"] == "power_w"]
+        self.assertTrue(power)
+        self.assertTrue(all(e["median"] == 71.52 and e["unit"] == "watts" for e in power))
+
     def test_only_selected_experiments_and_success(self):
         out = self.dir / "run"
         r = self.suite("--out", str(out), "--trials", "1", "--only", "exp1,hop")
