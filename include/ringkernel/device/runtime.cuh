@@ -503,21 +503,33 @@ __device__ void DeliverFromHost(const SystemParams* sys, const LlHeader& h, cons
   __syncwarp();
 }
 
+// While records keep coming, the ingress gives the host its consumed slots
+// back every this many records (and at once when it finds none waiting).
+constexpr u64 kIngressReleaseBatch = 32;
+
 __device__ void IngressLoop(const SystemParams* sys) {
   const u32 lane = LaneId();
   const u64* slots = sys->inbound_slots;
   const u32 log2 = sys->inbound_log2;
   const u32 slot_words = sys->inbound_slot_words;
   u64 head = 0;
+  u64 released = 0;  // the head the host was last given
   u32 idle = 0;
   LastTarget last;
   for (;;) {
     const u32 flag = LlFlag(head, log2);
     const u64* slot = LlSlot(slots, slot_words, log2, head);
     // One pass reads the header (words 0..9, lanes 0..4) and the first 216
-    // payload bytes together.
+    // payload bytes together: the poll that sees a record has read it too.
     IngressPass p = ReadPass(slot, 0, flag);
     if (!PassComplete(p, 0, kLlHeaderWords)) {
+      // Idle: hand the consumed slots back (while records keep coming, the
+      // host gets them back in batches, below: each release is a
+      // system-scope fence).
+      if (released != head) {
+        if (lane == 0) LlRelease(sys->inbound, head);
+        released = head;
+      }
       if ((++idle & 255) == 0) {
         const u64 run = LoadRelaxedGpu(&sys->shared->run.value);
         if (run >= static_cast<u64>(KernelState::kHalting)) break;
@@ -571,13 +583,17 @@ __device__ void IngressLoop(const SystemParams* sys) {
         LlRelease(sys->inbound, head);
         StoreReleaseSys(&sys->control->ack.value, h.hlc);
       }
+      released = head;
       if (stop) break;
       continue;
     }
     DeliverFromHost(sys, h, slot, flag, p, last);
     if (lane == 0) LlStampUnusedWords(const_cast<u64*>(slot), slot_words, flag, h.size);
     ++head;
-    if (lane == 0) LlRelease(sys->inbound, head);
+    if (head - released >= kIngressReleaseBatch) {
+      if (lane == 0) LlRelease(sys->inbound, head);
+      released = head;
+    }
   }
   if (lane == 0) StoreReleaseGpu(&sys->shared->ingress_done.value, 1);
 }
