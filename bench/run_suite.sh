@@ -37,7 +37,9 @@
 #
 # Exit status: 0 when every run succeeded and the analysis was written; 1 when
 # a run or the analysis failed (the other runs still happen); 2 when there is
-# no GPU (after recording the environment); 64 for a usage error.
+# no GPU (after recording the environment); 3 when every run succeeded but
+# this machine's Python lacks NumPy, SciPy or Matplotlib, so the analysis is
+# left for another machine (the raw data is complete); 64 for a usage error.
 set -uo pipefail
 
 # ---------------------------------------------------------------------------
@@ -232,7 +234,12 @@ wait "$sampler" 2>/dev/null
 
 # 4. The analysis.
 analysis_rc=1
-if compgen -G "$out/raw/*.csv" > /dev/null; then
+if ! "$py" -c "import numpy, scipy, matplotlib" 2> /dev/null; then
+  log "analysis skipped: $py lacks NumPy, SciPy or Matplotlib (Debian: apt-get install python3-numpy" \
+      "python3-scipy python3-matplotlib); the raw data is complete: run" \
+      "'bench/analysis/analyze.py $out' where they are installed"
+  analysis_rc=3
+elif compgen -G "$out/raw/*.csv" > /dev/null; then
   "$py" "$analysis/analyze.py" "$out" 2>&1 | tee -a "$out/logs/suite.log"
   analysis_rc=${PIPESTATUS[0]}
   [ "$analysis_rc" -eq 0 ] || log "the analysis failed (status $analysis_rc)"
@@ -244,8 +251,9 @@ if [ $failed -gt 0 ]; then
   log "$failed failure(s) in $runs runs (listed in $failures):"
   tail -n +2 "$failures" | while IFS=$'\t' read -r e t rc lf; do log "  $e trial $t: status $rc, $lf"; done
 fi
-if [ $failed -gt 0 ] || [ "$analysis_rc" -ne 0 ]; then
+if [ $failed -gt 0 ] || { [ "$analysis_rc" -ne 0 ] && [ "$analysis_rc" -ne 3 ]; }; then
   exit 1
 fi
+[ "$analysis_rc" -eq 3 ] && exit 3
 log "done: $out/report.md"
 exit 0

@@ -199,6 +199,20 @@ class RunSuiteTest(SuiteFixture):
         self.assertIn("done:", r.stdout)
         self.assertTrue((out / "summary.json").exists())
 
+    def test_missing_analysis_modules_keep_the_data_and_exit_3(self):
+        python = self.dir / "python-without-matplotlib"
+        python.write_text(f'#!/bin/bash\nif [ "$1" = -c ] && [[ "$2" == *matplotlib* ]]; then exit 1; fi\n'
+                          f'exec {sys.executable} "$@"\n')
+        python.chmod(0o755)
+        out = self.dir / "run"
+        r = self.suite("--out", str(out), "--trials", "1", "--only", "exp1", RK_PYTHON=str(python))
+        self.assertEqual(r.returncode, 3, r.stdout + r.stderr)
+        self.assertIn("analysis skipped", r.stdout)
+        self.assertIn(f"'bench/analysis/analyze.py {out}'", r.stdout)
+        self.assertTrue((out / "raw" / "exp1.trial1.csv").exists())
+        self.assertTrue((out / "run.json").exists())
+        self.assertFalse((out / "report.md").exists())
+
     def test_no_gpu_records_the_environment_and_exits_2(self):
         out = self.dir / "run"
         r = self.suite("--out", str(out), FAKE_NVSMI_MODE="nodevice")
