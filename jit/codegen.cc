@@ -218,7 +218,7 @@ absl::StatusOr<GeneratedUnit> GenerateUnit(const HandlerModel& model, const Buil
 
   // 5. The kernel.
   w.Line(absl::StrCat("extern \"C\" __global__ void ", RK_KERNEL_ENTRY_NAME,
-                      "(const rk::SystemParams* __restrict__ sys) { rk::SystemKernelBody(sys); }"));
+                      "(const __grid_constant__ rk::SystemParams params) { rk::SystemKernelBody(&params); }"));
   unit.source = w.Take();
 
   // Headers: the user's files by the names they are included under, then

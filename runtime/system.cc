@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 
@@ -24,6 +25,8 @@ using Clock = std::chrono::steady_clock;
 constexpr uint64_t kArenaChunkBytes = 16ull << 20;
 constexpr uint32_t kMaxPendingPerWorker = 4096;
 constexpr absl::Duration kControlTimeout = absl::Seconds(5);
+// The most a worker's ring (either way) may take of mapped memory.
+constexpr uint64_t kWorkerRingBytes = 1ull << 20;
 
 inline void CpuRelax() { __builtin_ia32_pause(); }
 
@@ -167,6 +170,18 @@ absl::Status SystemImpl::Init() {
   const uint32_t slot_words = LlSlotWords(max_payload);
   const uint32_t in_log2 = Log2(o.host_ring_capacity);
   const uint32_t out_log2 = Log2(o.outbound_ring_capacity);
+  // Each worker has a ring from the host and one back, as many records as
+  // asked for unless that is more than kWorkerRingBytes a ring (programs
+  // with large messages), and at least 8.
+  auto worker_log2 = [&](uint32_t records) {
+    uint32_t log2 = Log2(records);
+    while (log2 > 3 && LlRingBytes(log2, slot_words) > kWorkerRingBytes) --log2;
+    return log2;
+  };
+  const uint32_t win_log2 = worker_log2(o.host_ring_capacity);
+  const uint32_t wout_log2 = worker_log2(o.outbound_ring_capacity);
+  const uint64_t worker_ring_bytes =
+      AlignUp(std::max(LlRingBytes(win_log2, slot_words), LlRingBytes(wout_log2, slot_words)), 4096);
 
   // Device tables, one allocation.
   const uint32_t num_routes = static_cast<uint32_t>(model.routes.size());
@@ -202,6 +217,12 @@ absl::Status SystemImpl::Init() {
   RK_ASSIGN_OR_RETURN(cuda::MappedBuffer out_buf, cuda::MappedBuffer::Create(LlRingBytes(out_log2, slot_words)));
   inbound_buf_ = std::move(in_buf);
   outbound_buf_ = std::move(out_buf);
+  RK_ASSIGN_OR_RETURN(cuda::MappedBuffer win_buf, cuda::MappedBuffer::Create(worker_ring_bytes * workers));
+  RK_ASSIGN_OR_RETURN(cuda::MappedBuffer wout_buf, cuda::MappedBuffer::Create(worker_ring_bytes * workers));
+  worker_in_buf_ = std::move(win_buf);
+  worker_out_buf_ = std::move(wout_buf);
+  worker_in_host_ = static_cast<u8*>(worker_in_buf_->host());
+  worker_out_host_ = static_cast<u8*>(worker_out_buf_->host());
   const uint64_t actor_ctl_off = AlignUp(sizeof(SystemControl), 128);
   const uint64_t worker_ctl_off = actor_ctl_off + uint64_t{o.max_actors} * sizeof(ActorControl);
   const uint64_t running_off = worker_ctl_off + uint64_t{workers} * sizeof(WorkerControl);
@@ -223,6 +244,19 @@ absl::Status SystemImpl::Init() {
   for (LlRingHeader* r : {inbound_, outbound_}) r->slot_words = slot_words, r->max_payload = max_payload;
   inbound_->capacity_log2 = in_log2;
   outbound_->capacity_log2 = out_log2;
+  for (uint32_t w = 0; w < workers; ++w) {
+    for (auto [r, log2] : {std::pair{WorkerRing(worker_in_host_, worker_ring_bytes, w), win_log2},
+                           std::pair{WorkerRing(worker_out_host_, worker_ring_bytes, w), wout_log2}}) {
+      r->slot_words = slot_words;
+      r->max_payload = max_payload;
+      r->capacity_log2 = log2;
+    }
+  }
+  worker_producers_ = std::make_unique<RingProducer[]>(workers);
+  {
+    absl::MutexLock lock(&out_mu_);
+    out_heads_.assign(workers + 1, 0);
+  }
 
   const CUdeviceptr base = tables_->get();
   const CUdeviceptr in_dev = inbound_buf_->device();
@@ -243,10 +277,14 @@ absl::Status SystemImpl::Init() {
   p.actor_control = reinterpret_cast<ActorControl*>(ctl_dev + actor_ctl_off);
   p.worker_control = reinterpret_cast<WorkerControl*>(ctl_dev + worker_ctl_off);
   p.running = reinterpret_cast<u64*>(ctl_dev + running_off);
+  p.worker_in = reinterpret_cast<u8*>(worker_in_buf_->device());
+  p.worker_out = reinterpret_cast<u8*>(worker_out_buf_->device());
+  p.worker_ring_bytes = worker_ring_bytes;
   p.inbound_log2 = in_log2;
-  p.inbound_slot_words = slot_words;
+  p.slot_words = slot_words;
   p.outbound_log2 = out_log2;
-  p.outbound_slot_words = slot_words;
+  p.worker_in_log2 = win_log2;
+  p.worker_out_log2 = wout_log2;
   p.max_payload = max_payload;
   p.max_actors = o.max_actors;
   p.num_workers = workers;
@@ -256,6 +294,7 @@ absl::Status SystemImpl::Init() {
   p.scratch_bytes = o.scratch_bytes;
   p.batch_max = o.batch_max;
   p.idle_backoff_max_ns = static_cast<u32>(std::min<int64_t>(absl::ToInt64Nanoseconds(o.idle_backoff), 1 << 20));
+  p.idle_spin_ns = static_cast<u64>(std::max<int64_t>(absl::ToInt64Nanoseconds(o.idle_spin), 0));
   p.flush_interval_ns = static_cast<u64>(std::max<int64_t>(absl::ToInt64Nanoseconds(o.flush_interval), 10000));
   p.ingress_full_timeout_ns = static_cast<u64>(std::max<int64_t>(absl::ToInt64Nanoseconds(o.ingress_full_timeout), 0));
   p.track_running = o.track_running ? 1 : 0;
@@ -265,6 +304,7 @@ absl::Status SystemImpl::Init() {
 
   // Host-side lookup tables for Send.
   actor_types_ = std::make_unique<std::atomic<uint32_t>[]>(o.max_actors);
+  actor_place_ = std::make_unique<std::atomic<uint64_t>[]>(o.max_actors);
   message_stride_ = static_cast<uint32_t>(model.message_count() + 1);
   handles_.assign(model.actors.size() * message_stride_, 0);
   for (const jit::ActorInfo& a : model.actors) {
@@ -283,9 +323,9 @@ absl::Status SystemImpl::Init() {
     arena_used_ = 0;
   }
 
-  // The one launch.
-  CUdeviceptr params_ptr = base;
-  void* args[] = {&params_ptr};
+  // The one launch: the parameters go by value (the kernel's
+  // __grid_constant__ argument).
+  void* args[] = {&params_};
   RK_RETURN_IF_ERROR(launch.Launch(*stream_, args));
   launched_ = true;
   phase_ = KernelPhase::kStarting;
@@ -314,24 +354,31 @@ SystemImpl::~SystemImpl() {
       std::optional<cuda::Stream> stream, copy_stream;
       std::optional<cuda::DeviceBuffer> tables;
       std::vector<cuda::DeviceBuffer> arena;
-      std::optional<cuda::MappedBuffer> inbound, outbound, control;
+      std::optional<cuda::MappedBuffer> inbound, outbound, control, worker_in, worker_out;
     };
-    new Abandoned{std::move(module_), std::move(stream_), std::move(copy_stream_), std::move(tables_), std::move(arena_),
-                  std::move(inbound_buf_), std::move(outbound_buf_), std::move(control_buf_)};
+    new Abandoned{std::move(module_),      std::move(stream_),       std::move(copy_stream_),
+                  std::move(tables_),      std::move(arena_),        std::move(inbound_buf_),
+                  std::move(outbound_buf_), std::move(control_buf_), std::move(worker_in_buf_),
+                  std::move(worker_out_buf_)};
     runtime_->MarkPoisoned();
   }
 }
 
 // ---- Rings and control. ----
 
-bool SystemImpl::TryWrite(const LlHeader& h, const void* payload) {
+bool SystemImpl::TryWrite(LlRingHeader* ring, u32 log2, RingProducer& p, const LlHeader& h, const void* payload) {
   u64 pos;
-  if (!LlTryReserve(&inbound_tail_, &inbound_cached_head_, &inbound_->head.value, params_.inbound_log2, &pos)) {
-    return false;
-  }
-  LlWriteRecord(LlSlot(inbound_slots_, params_.inbound_slot_words, params_.inbound_log2, pos),
-                LlFlag(pos, params_.inbound_log2), h, payload);
+  if (!LlTryReserve(&p.tail, &p.cached_head, &ring->head.value, log2, &pos)) return false;
+  LlWriteRecord(LlSlot(RingSlots(ring), params_.slot_words, log2, pos), LlFlag(pos, log2), h, payload);
   return true;
+}
+
+uint64_t SystemImpl::HostRecordsInFlight() const {
+  uint64_t n = 0;
+  for (uint32_t w = 0; w < params_.num_workers; ++w) {
+    n += __atomic_load_n(&worker_producers_[w].tail, __ATOMIC_ACQUIRE) - Load(&WorkerIn(w)->head.value);
+  }
+  return n;
 }
 
 absl::StatusOr<uint64_t> SystemImpl::SendControl(ControlOp op, uint32_t a0, uint32_t a1, const void* payload,
@@ -348,7 +395,7 @@ absl::StatusOr<uint64_t> SystemImpl::SendControl(ControlOp op, uint32_t a0, uint
   h.hlc = seq;
   const auto deadline = Clock::now() + std::chrono::seconds(5);
   uint32_t spins = 0;
-  while (!TryWrite(h, payload)) {
+  while (!TryWriteControl(h, payload)) {
     if (Clock::now() > deadline) {
       return absl::DeadlineExceededError("the host→GPU ring stayed full for 5 s: the kernel is not taking input");
     }
@@ -457,77 +504,88 @@ absl::Status SystemImpl::CheckKernel(bool* finished) {
 }
 
 void SystemImpl::DrainLocked() {
-  const u32 log2 = params_.outbound_log2;
+  for (uint32_t r = 0; r <= params_.num_workers; ++r) DrainRingLocked(r);
+}
+
+void SystemImpl::DrainRingLocked(uint32_t ring_index) {
+  LlRingHeader* ring = ring_index == 0 ? outbound_ : WorkerOut(ring_index - 1);
+  const u32 log2 = ring_index == 0 ? params_.outbound_log2 : params_.worker_out_log2;
+  const u64* slots = RingSlots(ring);
+  u64& head = out_heads_[ring_index];
   if (out_buffer_.size() < params_.max_payload + 8) out_buffer_.resize(params_.max_payload + 8);
   uint64_t consumed = 0;
   for (;;) {
-    const u64* slot = LlSlot(outbound_slots_, params_.outbound_slot_words, log2, out_head_);
+    const u64* slot = LlSlot(slots, params_.slot_words, log2, head);
     LlHeader h{};
-    const LlReadResult r = LlTryReadRecord(slot, LlFlag(out_head_, log2), params_.max_payload, &h, out_buffer_.data());
+    const LlReadResult r = LlTryReadRecord(slot, LlFlag(head, log2), params_.max_payload, &h, out_buffer_.data());
     if (r == LlReadResult::kNotReady) break;
     if (r == LlReadResult::kCorrupt) {
       absl::MutexLock lock(&state_mu_);
       if (fault_.ok()) {
-        fault_ = absl::DataLossError(absl::StrCat("corrupt record at position ", out_head_, " of the GPU→host ring"));
+        fault_ = absl::DataLossError(absl::StrCat("corrupt record at position ", head, " of GPU→host ring ", ring_index));
       }
       break;
     }
-    LlStampUnusedWords(const_cast<u64*>(slot), params_.outbound_slot_words, LlFlag(out_head_, log2), h.size);
-    ++out_head_;
+    LlStampUnusedWords(const_cast<u64*>(slot), params_.slot_words, LlFlag(head, log2), h.size);
+    ++head;
     ++consumed;
-    uint64_t seen = host_hlc_.load(std::memory_order_relaxed);
-    while (h.hlc > seen && !host_hlc_.compare_exchange_weak(seen, h.hlc)) {
-    }
-    const auto kind = static_cast<OutboundKind>(h.aux & 0xFF);
-    const auto reason = static_cast<DeadLetterReason>((h.aux >> 8) & 0xFF);
-    if (kind == OutboundKind::kMessage) {
-      Message m;
-      m.from = ActorId{h.actor};
-      m.type_id = h.type;
-      m.type = MessageName(h.type);
-      m.bytes.assign(out_buffer_.data(), h.size);
-      m.correlation = h.correlation;
-      m.hlc = h.hlc;
-      if (h.correlation != 0) {
-        auto it = pending_.find(h.correlation);
-        if (it != pending_.end() && !it->second.done) {
-          it->second.done = true;
-          it->second.reply = std::move(m);
-          continue;
-        }
-      }
-      inbox_.push_back(std::move(m));
-    } else if (kind == OutboundKind::kDeadLetter) {
-      DeadLetter d;
-      d.to = ActorId{h.actor};
-      d.from = ActorId{h.peer};
-      d.to_name = ActorName(h.actor);
-      d.type = MessageName(h.type);
-      d.reason = reason;
-      d.bytes.assign(out_buffer_.data(), h.size);
-      d.correlation = h.correlation;
-      if (h.correlation != 0 && d.from.is_host()) {
-        auto it = pending_.find(h.correlation);
-        if (it != pending_.end() && !it->second.done) {
-          it->second.done = true;
-          it->second.error = absl::FailedPreconditionError(absl::StrCat(
-              "the '", d.type, "' sent to actor '", d.to_name, "' was dead-lettered: ", DeadLetterReasonName(reason)));
-          continue;
-        }
-      }
-      dead_letters_.push_back(std::move(d));
-    } else if (kind == OutboundKind::kActorFailed) {
-      ActorFailure f;
-      f.actor = ActorId{h.actor};
-      f.name = ActorName(h.actor);
-      f.code = static_cast<uint32_t>(h.correlation);
-      f.sender = ActorId{h.peer};
-      failures_.push_back(f);
-    }
+    SortLocked(h);
   }
   if (consumed != 0) {
-    LlRelease(outbound_, out_head_);
+    LlRelease(ring, head);
     received_by_host_ += consumed;
+  }
+}
+
+void SystemImpl::SortLocked(const LlHeader& h) {
+  uint64_t seen = host_hlc_.load(std::memory_order_relaxed);
+  while (h.hlc > seen && !host_hlc_.compare_exchange_weak(seen, h.hlc)) {
+  }
+  const auto kind = static_cast<OutboundKind>(h.aux & 0xFF);
+  const auto reason = static_cast<DeadLetterReason>((h.aux >> 8) & 0xFF);
+  if (kind == OutboundKind::kMessage) {
+    Message m;
+    m.from = ActorId{h.actor};
+    m.type_id = h.type;
+    m.type = MessageName(h.type);
+    m.bytes.assign(out_buffer_.data(), h.size);
+    m.correlation = h.correlation;
+    m.hlc = h.hlc;
+    if (h.correlation != 0) {
+      auto it = pending_.find(h.correlation);
+      if (it != pending_.end() && !it->second.done) {
+        it->second.done = true;
+        it->second.reply = std::move(m);
+        return;
+      }
+    }
+    inbox_.push_back(std::move(m));
+  } else if (kind == OutboundKind::kDeadLetter) {
+    DeadLetter d;
+    d.to = ActorId{h.actor};
+    d.from = ActorId{h.peer};
+    d.to_name = ActorName(h.actor);
+    d.type = MessageName(h.type);
+    d.reason = reason;
+    d.bytes.assign(out_buffer_.data(), h.size);
+    d.correlation = h.correlation;
+    if (h.correlation != 0 && d.from.is_host()) {
+      auto it = pending_.find(h.correlation);
+      if (it != pending_.end() && !it->second.done) {
+        it->second.done = true;
+        it->second.error = absl::FailedPreconditionError(absl::StrCat(
+            "the '", d.type, "' sent to actor '", d.to_name, "' was dead-lettered: ", DeadLetterReasonName(reason)));
+        return;
+      }
+    }
+    dead_letters_.push_back(std::move(d));
+  } else if (kind == OutboundKind::kActorFailed) {
+    ActorFailure f;
+    f.actor = ActorId{h.actor};
+    f.name = ActorName(h.actor);
+    f.code = static_cast<uint32_t>(h.correlation);
+    f.sender = ActorId{h.peer};
+    failures_.push_back(f);
   }
 }
 
@@ -570,9 +628,9 @@ absl::StatusOr<ActorId> SystemImpl::Spawn(std::string_view type, std::string_vie
   }
   const uint32_t worker =
       static_cast<uint32_t>(std::min_element(worker_load_.begin(), worker_load_.end()) - worker_load_.begin());
-  const uint32_t slot_bytes = MailboxSlotBytes(static_cast<u32>(package_->model.MaxHandledSize(*actor)));
+  const MailboxShape shape = MailboxShapeFor(static_cast<u32>(package_->model.MaxHandledSize(*actor)));
   const uint32_t log2 = Log2(options_.mailbox_capacity);
-  const uint64_t box_bytes = MailboxBytes(log2, slot_bytes);
+  const uint64_t box_bytes = MailboxBytes(log2, shape.slot_bytes);
   const uint64_t state_bytes = AlignUp(std::max<uint64_t>(actor->state_size, 1), 16);
   RK_ASSIGN_OR_RETURN(uint64_t box, ArenaAlloc(box_bytes, kLineBytes));
   RK_ASSIGN_OR_RETURN(uint64_t state, ArenaAlloc(state_bytes, std::max<uint64_t>(16, actor->state_alignment)));
@@ -582,17 +640,20 @@ absl::StatusOr<ActorId> SystemImpl::Spawn(std::string_view type, std::string_vie
   rec.actor = index;
   rec.type = actor->type_id;
   rec.worker = worker;
-  rec.mailbox_log2 = log2;
+  rec.shape = ActorShape(log2, shape.inline_words);
   rec.mailbox = box;
   rec.state = state;
-  rec.slot_bytes = slot_bytes;
+  rec.slot_bytes = shape.slot_bytes;
   rec.state_bytes = static_cast<u32>(state_bytes);
+  rec.plain_bytes = shape.plain_bytes;
+  rec.lane = worker_load_[worker];
   RK_ASSIGN_OR_RETURN(uint64_t seq, SendControl(ControlOp::kSpawn, index, 0, &rec, sizeof(rec)));
   RK_RETURN_IF_ERROR(WaitFor(&control_->ack.value, seq, kControlTimeout, "a spawn to be applied"));
   actors_.push_back(ActorRecord{std::string(name), actor->type_id, worker});
   by_name_[std::string(name)] = index;
   ++worker_load_[worker];
   actor_types_[index].store(actor->type_id + 1, std::memory_order_relaxed);
+  actor_place_[index].store(uint64_t{worker} | uint64_t{rec.lane} << 32, std::memory_order_relaxed);
   actor_count_.store(index + 1, std::memory_order_release);
   return ActorId{index};
 }
@@ -676,23 +737,29 @@ absl::Status SystemImpl::Send(ActorId to, uint32_t type_id, const void* bytes, s
     return Invalid(absl::StrCat("Send: actor '", ActorName(to.value), "' (", package_->model.actors[actor_type].name,
                                 ") has no handler for '", MessageName(type_id), "'"));
   }
+  const uint64_t place = actor_place_[to.value].load(std::memory_order_relaxed);
+  const uint32_t worker = static_cast<uint32_t>(place);
   LlHeader h{};
   h.type = type_id;
   h.size = static_cast<u32>(size);
   h.actor = to.value;
+  h.peer = static_cast<u32>(place >> 32);  // the actor's position in its worker's list
   h.correlation = correlation;
   h.hlc = host_hlc_.load(std::memory_order_relaxed);
-  if (TryWrite(h, bytes)) return absl::OkStatus();
+  LlRingHeader* ring = WorkerIn(worker);
+  RingProducer& producer = worker_producers_[worker];
+  const u32 log2 = params_.worker_in_log2;
+  if (TryWrite(ring, log2, producer, h, bytes)) return absl::OkStatus();
   host_ring_full_.fetch_add(1, std::memory_order_relaxed);
   if (deadline == absl::InfinitePast()) {
     return absl::ResourceExhaustedError(absl::StrCat(
-        "Send: the host→GPU ring is full (", 1u << params_.inbound_log2,
+        "Send: the host→GPU ring of actor '", ActorName(to.value), "' (worker ", worker, ") is full (", 1u << log2,
         " records): the GPU has not taken the earlier messages yet; retry, give Send a deadline, or raise "
         "SystemOptions::host_ring_capacity"));
   }
   uint32_t spins = 0;
   for (;;) {
-    if (TryWrite(h, bytes)) return absl::OkStatus();
+    if (TryWrite(ring, log2, producer, h, bytes)) return absl::OkStatus();
     if ((++spins & 1023) == 0) {
       bool finished = false;
       RK_RETURN_IF_ERROR(CheckKernel(&finished));
@@ -719,11 +786,18 @@ absl::StatusOr<Message> SystemImpl::Ask(ActorId to, uint32_t type_id, const void
     pending_.erase(correlation);
     return sent;
   }
+  // The reply comes back on the ring of the receiver's worker: poll that one
+  // on every spin, the others (dead letters, failures) now and then.
+  const uint32_t reply_ring = static_cast<uint32_t>(actor_place_[to.value].load(std::memory_order_relaxed)) + 1;
   uint32_t spins = 0;
   for (;;) {
     {
       absl::MutexLock lock(&out_mu_);
-      DrainLocked();
+      if ((spins & 63) == 63) {
+        DrainLocked();
+      } else {
+        DrainRingLocked(reply_ring);
+      }
       auto it = pending_.find(correlation);
       if (it->second.done) {
         PendingAsk done = std::move(it->second);
@@ -837,7 +911,10 @@ absl::StatusOr<SystemStats> SystemImpl::Stats(bool fresh) {
                  ? ph
                  : PhaseOf(Load(&control_->state.value));
   st.flush_epoch = Load(&control_->flush_epoch.value);
-  st.host_sent = __atomic_load_n(&inbound_tail_, __ATOMIC_RELAXED) - control_records_.load();
+  st.host_sent = 0;
+  for (uint32_t w = 0; w < params_.num_workers; ++w) {
+    st.host_sent += __atomic_load_n(&worker_producers_[w].tail, __ATOMIC_RELAXED);
+  }
   st.host_ring_full = host_ring_full_.load();
   st.ingress_delivered = Load(&control_->ingress_messages.value);
   st.ingress_dead = Load(&control_->ingress_dead.value);
@@ -879,7 +956,15 @@ absl::StatusOr<StopReport> SystemImpl::Stop(absl::Duration timeout) {
   const auto start = Clock::now();
   const auto drain_deadline = start + absl::ToChronoNanoseconds(timeout * 3 / 4);
   const auto deadline = start + absl::ToChronoNanoseconds(timeout);
-  // Drain: every record before this one is delivered first.
+  // Drain: the workers take every message the host wrote before the drain
+  // record goes out (the control ring is not ordered with the workers'
+  // rings); what they have not taken by the deadline is reported below.
+  while (HostRecordsInFlight() != 0 && Clock::now() < drain_deadline) {
+    bool done = false;
+    RK_RETURN_IF_ERROR(CheckKernel(&done));
+    if (done) break;
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
   absl::StatusOr<uint64_t> seq = SendControl(ControlOp::kDrain, 0, 0, nullptr, 0);
   bool finished = false;
   if (seq.ok()) {
@@ -932,7 +1017,7 @@ absl::StatusOr<StopReport> SystemImpl::Stop(absl::Duration timeout) {
       if (FinalFromDevice(sl, &box).ok()) {
         a.state = static_cast<ActorState>(sl.status);
         a.fail_code = sl.fail_code;
-        a.received = box.tail.value - sl.start;
+        a.received = box.tail.value - sl.start + sl.direct;
         a.handled = sl.handled;
         a.dead_lettered = sl.dead_lettered;
         a.depth = box.tail.value - box.head.value;
@@ -953,6 +1038,8 @@ absl::StatusOr<StopReport> SystemImpl::Stop(absl::Duration timeout) {
   report.dead_letters = std::exchange(dead_letters_, {});
   report.failures = std::exchange(failures_, {});
   report.undelivered.assign(std::make_move_iterator(inbox_.begin()), std::make_move_iterator(inbox_.end()));
+  // Host messages the workers never took (the drain deadline passed first).
+  report.unhandled += HostRecordsInFlight();
   inbox_.clear();
   return report;
 }
@@ -974,8 +1061,9 @@ System::MemoryUsage SystemImpl::Memory() const {
   m.mailboxes = mailbox_bytes_;
   m.actor_state = state_bytes_;
   for (const cuda::DeviceBuffer& b : arena_) m.arena_reserved += b.size();
-  m.mapped = (inbound_buf_ ? inbound_buf_->size() : 0) + (outbound_buf_ ? outbound_buf_->size() : 0) +
-             (control_buf_ ? control_buf_->size() : 0);
+  for (const auto* b : {&inbound_buf_, &outbound_buf_, &control_buf_, &worker_in_buf_, &worker_out_buf_}) {
+    m.mapped += b->has_value() ? (*b)->size() : 0;
+  }
   return m;
 }
 

@@ -3,11 +3,14 @@
 // system_impl.h: the host half of a running system (internal to runtime/).
 //
 // It owns the launch and every allocation of it: the device tables and the
-// arena that holds mailboxes and actor state (device memory), the two rings
-// and the control blocks (mapped pinned memory). The host writes the
-// host→GPU ring from any thread (a lock-free multi-producer reservation) and
-// drains the GPU→host ring under `out_mu_`, sorting what it finds into Ask
-// replies, the inbox, dead letters and failures.
+// arena that holds mailboxes and actor state (device memory), the rings and
+// the control blocks (mapped pinned memory). Rings: one control ring to the
+// service block, one message ring to each worker (a message goes to the ring
+// of its receiver's worker), one ring back from each worker and one from the
+// service block. The host writes its rings from any thread (a lock-free
+// multi-producer reservation) and drains the rings back under `out_mu_`,
+// sorting what it finds into Ask replies, the inbox, dead letters and
+// failures.
 #ifndef RINGKERNEL_RUNTIME_SYSTEM_IMPL_H_
 #define RINGKERNEL_RUNTIME_SYSTEM_IMPL_H_
 
@@ -77,15 +80,32 @@ class SystemImpl {
       : runtime_(runtime), package_(std::move(package)), options_(options) {}
 
   absl::Status Init();
-  // Writes one record into the host→GPU ring; false if it is full.
-  bool TryWrite(const LlHeader& h, const void* payload);
+  // The producer side of one host → GPU ring, each index on its own line.
+  struct alignas(64) RingProducer {
+    u64 tail = 0;
+    alignas(64) u64 cached_head = 0;
+  };
+  // Writes one record into a host → GPU ring; false if it is full.
+  bool TryWrite(LlRingHeader* ring, u32 log2, RingProducer& p, const LlHeader& h, const void* payload);
+  bool TryWriteControl(const LlHeader& h, const void* payload) {
+    return TryWrite(inbound_, params_.inbound_log2, control_producer_, h, payload);
+  }
+  // The host → worker ring of worker `w`, and the worker → host ring.
+  LlRingHeader* WorkerIn(uint32_t w) const { return WorkerRing(worker_in_host_, params_.worker_ring_bytes, w); }
+  LlRingHeader* WorkerOut(uint32_t w) const { return WorkerRing(worker_out_host_, params_.worker_ring_bytes, w); }
+  // Host records written to worker rings and not yet taken by the workers.
+  uint64_t HostRecordsInFlight() const;
   // Writes a control record (waiting for room up to 5 s) and returns its
   // sequence number.
   absl::StatusOr<uint64_t> SendControl(ControlOp op, uint32_t a0, uint32_t a1, const void* payload, uint32_t size);
   // Waits until `*index` (a mapped index the GPU writes) reaches `target`.
   absl::Status WaitFor(const u64* index, uint64_t target, absl::Duration timeout, const char* what);
-  // Drains the GPU→host ring. Requires out_mu_.
+  // Drains every GPU→host ring. Requires out_mu_.
   void DrainLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(out_mu_);
+  // Drains one: ring 0 is the service block's, ring w + 1 worker w's.
+  void DrainRingLocked(uint32_t ring) ABSL_EXCLUSIVE_LOCKS_REQUIRED(out_mu_);
+  // Sorts one record taken from a ring back.
+  void SortLocked(const LlHeader& h) ABSL_EXCLUSIVE_LOCKS_REQUIRED(out_mu_);
   void Drain() {
     absl::MutexLock lock(&out_mu_);
     DrainLocked();
@@ -117,6 +137,8 @@ class SystemImpl {
   std::optional<cuda::MappedBuffer> inbound_buf_;
   std::optional<cuda::MappedBuffer> outbound_buf_;
   std::optional<cuda::MappedBuffer> control_buf_;
+  std::optional<cuda::MappedBuffer> worker_in_buf_;
+  std::optional<cuda::MappedBuffer> worker_out_buf_;
 
   // Host views of the mapped memory.
   LlRingHeader* inbound_ = nullptr;
@@ -127,13 +149,15 @@ class SystemImpl {
   ActorControl* actor_control_ = nullptr;
   WorkerControl* worker_control_ = nullptr;
   u64* running_ = nullptr;
+  u8* worker_in_host_ = nullptr;
+  u8* worker_out_host_ = nullptr;
 
   SystemParams params_{};
   uint64_t device_table_bytes_ = 0;
 
-  // Producer side of the host→GPU ring, each index on its own line.
-  alignas(64) u64 inbound_tail_ = 0;
-  alignas(64) u64 inbound_cached_head_ = 0;
+  // Producer sides of the control ring and of each worker's ring.
+  RingProducer control_producer_;
+  std::unique_ptr<RingProducer[]> worker_producers_;
   absl::Mutex control_mu_;  // control records are written in sequence order
   alignas(64) std::atomic<uint64_t> control_seq_{0};
   std::atomic<uint64_t> control_records_{0};
@@ -149,14 +173,15 @@ class SystemImpl {
   absl::flat_hash_map<std::string, uint32_t> by_name_ ABSL_GUARDED_BY(mu_);
   std::vector<uint32_t> worker_load_ ABSL_GUARDED_BY(mu_);
   std::unique_ptr<std::atomic<uint32_t>[]> actor_types_;  // type id + 1; 0: no actor
+  std::unique_ptr<std::atomic<uint64_t>[]> actor_place_;  // worker | list position << 32
   std::atomic<uint32_t> actor_count_{0};
   std::vector<uint8_t> handles_;  // [actor type][message id] → 1 if handled
   uint32_t message_stride_ = 0;
   std::array<std::atomic<uint64_t>, 1024> type_cache_{};  // TypeSlot → type id + 1
 
-  // Consumer side of the GPU→host ring.
+  // Consumer side of the rings back: [0] the service block's, [w + 1] worker w's.
   absl::Mutex out_mu_;
-  u64 out_head_ ABSL_GUARDED_BY(out_mu_) = 0;
+  std::vector<u64> out_heads_ ABSL_GUARDED_BY(out_mu_);
   std::string out_buffer_ ABSL_GUARDED_BY(out_mu_);
   std::deque<Message> inbox_ ABSL_GUARDED_BY(out_mu_);
   std::vector<DeadLetter> dead_letters_ ABSL_GUARDED_BY(out_mu_);

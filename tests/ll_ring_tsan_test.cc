@@ -277,15 +277,28 @@ void RunStress(const StressConfig& c) {
 
 TEST(LlRingTest, SlotWordsAndFlags) {
   EXPECT_EQ(kLlHeaderWords, 10u);
-  EXPECT_EQ(LlSlotWords(0), 64u);
-  EXPECT_EQ(LlSlotWords(216), 64u);  // 10 + 54 words
-  EXPECT_EQ(LlSlotWords(217), 128u);
-  EXPECT_EQ(LlSlotWords(4096), 1088u);
-  for (u32 p = 0; p <= 2000; ++p) {
+  // A record of 10 + ceil(max_payload / 4) words gets 16 or 32 words, or a
+  // multiple of 64 beyond that.
+  EXPECT_EQ(LlSlotWords(0), 16u);       // 10 words
+  EXPECT_EQ(LlSlotWords(24), 16u);      // 10 + 6
+  EXPECT_EQ(LlSlotWords(25), 32u);      // 10 + 7
+  EXPECT_EQ(LlSlotWords(88), 32u);      // 10 + 22
+  EXPECT_EQ(LlSlotWords(89), 64u);      // 10 + 23
+  EXPECT_EQ(LlSlotWords(216), 64u);     // 10 + 54
+  EXPECT_EQ(LlSlotWords(217), 128u);    // 10 + 55
+  EXPECT_EQ(LlSlotWords(4096), 1088u);  // 10 + 1024
+  for (u32 p = 0; p <= 5000; ++p) {
+    const u32 record = kLlHeaderWords + (p + 3) / 4;
     const u32 words = LlSlotWords(p);
+    // The slot holds the record, and is the smallest of 16, 32, 64, 128,
+    // 192, ... that does.
+    ASSERT_GE(words, record) << p;
+    if (words == 16) continue;
+    ASSERT_GT(record, 16u) << p;
+    if (words == 32) continue;
+    ASSERT_GT(record, 32u) << p;
     ASSERT_EQ(words % 64, 0u) << p;
-    ASSERT_GE(words, kLlHeaderWords + (p + 3) / 4) << p;
-    ASSERT_LT(words, kLlHeaderWords + (p + 3) / 4 + 64) << p;
+    ASSERT_LT(words, record + 64) << p;
   }
   EXPECT_EQ(LlRingBytes(3, 64), kLlSlotsOffset + 8 * 64 * 8);
 

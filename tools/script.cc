@@ -83,6 +83,8 @@ absl::Status ParseOptions(const json& o, SystemOptions* opts) {
       RK_RETURN_IF_ERROR(u32(&opts->batch_max, 1, 1 << 20));
     } else if (k == "idle_backoff_ns") {
       RK_RETURN_IF_ERROR(duration(&opts->idle_backoff, absl::Nanoseconds(1)));
+    } else if (k == "idle_spin_us") {
+      RK_RETURN_IF_ERROR(duration(&opts->idle_spin, absl::Microseconds(1)));
     } else if (k == "flush_interval_us") {
       RK_RETURN_IF_ERROR(duration(&opts->flush_interval, absl::Microseconds(1)));
     } else if (k == "ingress_full_timeout_us") {
@@ -94,7 +96,7 @@ absl::Status ParseOptions(const json& o, SystemOptions* opts) {
       return absl::InvalidArgumentError(absl::StrCat(
           "unknown option '", k,
           "'; options are workers, threads_per_block, mailbox_capacity, max_actors, scratch_bytes, "
-          "host_ring_capacity, outbound_ring_capacity, batch_max, idle_backoff_ns, flush_interval_us, "
+          "host_ring_capacity, outbound_ring_capacity, batch_max, idle_backoff_ns, idle_spin_us, flush_interval_us, "
           "ingress_full_timeout_us, track_running"));
     }
   }

@@ -109,10 +109,13 @@ struct CtxData {
   const SystemParams* sys;
   ActorSlot* actor;
   u8* scratch;
+  void* sends;      // the worker thread's SendCache: what it knows of its last receiver
+  void* outbound;   // the worker's OutboundCursor (shared memory): its ring to the host
   u64 correlation;  // of the message being handled
   u64 hlc;          // this invocation's timestamp
   u32 self;
   u32 sender;
+  u32 worker;       // the worker running the handler
   u32 block;        // 1 in a block handler
   u32 failed;       // set by ctx.fail
   // This invocation's send outcomes, added to the actor's counters by the
@@ -121,11 +124,6 @@ struct CtxData {
   u32 send_full;
   u32 send_no_actor;
   u32 send_other;
-  // The receiver of this thread's last K2K send and its mailbox (kept by the
-  // worker across messages): a send to it again reads the mailbox's indices
-  // together with the receiver's record instead of after it.
-  u32 last_to;
-  void* last_box;
 };
 
 RK_DEVICE SendStatus SendBytes(Ctx& ctx, ActorId to, u32 type, const void* payload, u32 size);

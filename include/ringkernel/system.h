@@ -10,11 +10,12 @@
 //   (*system)->Bind("audit", *bank);                            // live route (re)binding
 //   auto report = (*system)->Stop();                            // drain; report anything not handled
 //
-// Messages reach the GPU through a ring in mapped pinned memory: `Send`
-// returns once the message is in the ring (it never waits for the GPU).
-// Messages for the host — sends to rk::host(), replies to Ask, dead letters
-// and actor failures — come back through a second ring, drained by whichever
-// host call needs it (Ask, Receive, Stats, Stop).
+// Messages reach the GPU through rings in mapped pinned memory, one per
+// worker block: `Send` returns once the message is in the ring of its
+// receiver's worker (it never waits for the GPU). Messages for the host —
+// sends to rk::host(), replies to Ask, dead letters and actor failures —
+// come back through a ring from each worker, drained by whichever host call
+// needs it (Ask, Receive, Stats, Stop).
 //
 // Thread-safety: every method may be called from several threads at once.
 // A System must be stopped or destroyed before its Runtime.
@@ -54,13 +55,21 @@ struct SystemOptions {
   // Device memory reserved before the launch for mailboxes and actor state;
   // a Spawn that needs more allocates another chunk while the kernel runs.
   uint64_t arena_bytes = 16ull << 20;
-  // Records of the host→GPU and GPU→host rings (powers of two).
+  // Records of each worker's ring from the host and back (powers of two;
+  // fewer where a ring would take over 256 KiB of mapped memory, at least 8).
+  // Control records and the service block's reports have rings of these
+  // sizes too.
   uint32_t host_ring_capacity = 1024;
-  uint32_t outbound_ring_capacity = 4096;
+  uint32_t outbound_ring_capacity = 1024;
   // Messages an actor handles before its thread moves to its next actor.
   uint32_t batch_max = 32;
-  // How long an idle worker sleeps at most between polls (0: spin).
-  absl::Duration idle_backoff = absl::Nanoseconds(256);
+  // How long a worker warp keeps polling without sleeping after its last
+  // message (its host ring read wide while host traffic is this recent).
+  absl::Duration idle_spin = absl::Microseconds(200);
+  // Then it sleeps between polls, doubling up to this (0: never sleeps).
+  // Longer saves power while idle; the first message after a quiet spell
+  // waits up to this much longer.
+  absl::Duration idle_backoff = absl::Microseconds(1);
   // How often counters reach the control blocks without being asked.
   absl::Duration flush_interval = absl::Milliseconds(1);
   // How long the ingress waits for room in a full mailbox before it

@@ -60,10 +60,12 @@ struct alignas(kLineBytes) LlRingHeader {
 inline constexpr u32 kLlSlotsOffset = sizeof(LlRingHeader);
 static_assert(sizeof(LlRingHeader) == 2 * kLineBytes, "LlRingHeader is two lines");
 
-// Words of one slot for payloads of up to `max_payload` bytes, rounded to a
-// multiple of 64 words (512 bytes) so a warp's 16-byte loads tile it.
+// Words of one slot for payloads of up to `max_payload` bytes: a power of
+// two from 16 words (128 bytes) up to 64, then a multiple of 64 (512 bytes),
+// so that a warp's window of 16-byte loads (64 words) holds whole records.
 RK_HOST_DEVICE constexpr u32 LlSlotWords(u32 max_payload) {
-  return static_cast<u32>(AlignUp(kLlHeaderWords + (max_payload + 3) / 4, 64));
+  const u32 words = kLlHeaderWords + (max_payload + 3) / 4;
+  return words <= 16 ? 16u : words <= 32 ? 32u : static_cast<u32>(AlignUp(words, 64));
 }
 RK_HOST_DEVICE constexpr u64 LlRingBytes(u32 capacity_log2, u32 slot_words) {
   return kLlSlotsOffset + (u64{1} << capacity_log2) * slot_words * 8;

@@ -1,80 +1,114 @@
 // Copyright 2026 The RingKernel Authors.
 //
 // mailbox.h: an actor's mailbox in device memory — bounded, multi-producer,
-// single-consumer, FIFO per producer.
+// single-consumer, FIFO per producer, published without a release fence.
 //
 // Layout: a `MailboxHeader` (three 128-byte lines) followed by `capacity`
-// slots of `slot_bytes` each; a slot is an `Envelope` and the payload.
+// slots of `slot_bytes` each. A slot starts with LL words (8 bytes: 4 data
+// bytes and a 4-byte flag naming the lap of the ring, as in ll_ring.h):
+//   * `kMailHeaderWords` words of `MailHeader` (type, size, sender, flags,
+//     correlation, clock);
+//   * `inline_words` words of inline payload;
+// and, for mailboxes of actors that take messages larger than the inline
+// words hold, a plain payload area of `plain_bytes`.
 //
 // Protocol (positions are 64-bit and wrap modulo 2^64; the slot of position
-// p is p mod capacity):
+// p is p mod capacity; every word written at p carries LlFlag(p)):
 //   * Producers reserve positions with a compare-and-swap on `tail`, taking
-//     only as many as `capacity - (tail - head)` allows. A full mailbox is
-//     reported (`MailboxTryReserve` returns 0), never waited on.
-//   * A producer writes its envelope and payload, then publishes the slot
-//     with a release store of `seq = p + 1`.
-//   * The owner (the one worker that runs the actor) consumes position p once
-//     it reads `seq == p + 1` with acquire; after handling a batch it
-//     releases the slots with a release store of `head`.
-// A slot is reused only after `head` passed it, so a producer never writes a
-// slot the owner is still reading; a stale `seq` from an earlier lap never
-// equals `p + 1`, so nothing is read twice.
+//     only as many as `capacity - (tail - head)` allows. A producer keeps a
+//     `MailboxCursor` (its guess of the tail and the last head it acquired),
+//     so a producer that sends to the same mailbox again reserves with a
+//     single compare-and-swap and no load before it. A full mailbox is
+//     reported (0 reserved), never waited on.
+//   * Small payloads: the producer stores the header and payload words in
+//     any order with relaxed stores. No fence: the owner takes the record
+//     once every word it needs shows the position's flag, so the poll that
+//     sees the record has read it.
+//   * Large payloads (more than the inline words hold): the producer writes
+//     the payload to the plain area, fences (release), then stores the
+//     header words; the owner fences (acquire) after seeing the header and
+//     reads the plain area in place.
+//   * The owner consumes positions in order and releases them to producers
+//     with a release store of `head` — lazily (when it finds the mailbox
+//     empty, or after a quarter of the capacity), since a stale head only
+//     makes the mailbox look fuller to producers.
+// A slot is rewritten only after `head` passed it, so a producer never
+// writes a slot the owner is still reading; a stale word from an earlier lap
+// carries an older flag and never matches.
 //
-// Example (one producer, on any thread):
+// Flags repeat every 2^31 laps; a payload word no record touched for that
+// long would look current, so the owner stamps a slot's unused inline words
+// once every 2^30 laps (as ll_ring.h does for its slots).
+//
+// Example (one producer, any thread):
+//   rk::MailboxCursor c{};  // kept across sends to this mailbox
 //   u64 pos;
-//   if (rk::MailboxTryReserve(box, 1, &pos) == 1) {
-//     rk::Envelope* e = rk::MailboxSlot(box, pos);
-//     ...fill e and rk::EnvelopePayload(e)...;
-//     rk::MailboxPublish(e, pos);
-//   }
+//   if (rk::MailboxReserve(box, capacity, 1, &c, &pos) == 1)
+//     rk::MailboxWrite(rk::MailboxSlotAt(box, log2, slot_bytes, pos), inline_words,
+//                      rk::LlFlag(pos, log2), header, payload);
 #ifndef RINGKERNEL_DEVICE_MAILBOX_H_
 #define RINGKERNEL_DEVICE_MAILBOX_H_
 
 #include "ringkernel/device/atomics.h"
 #include "ringkernel/device/config.h"
+#include "ringkernel/device/ll_ring.h"
 
 namespace rk {
 
-// The fixed part of every mailbox slot; the payload starts right after it.
-struct alignas(16) Envelope {
-  u64 seq;          // p + 1 once position p is published
+// The fixed part of every record, as data words 0..7 of its slot.
+struct MailHeader {
   u32 type;         // message type id (1..N)
   u32 size;         // payload bytes
   u32 sender;       // ActorId value of the sender (kHostActorValue for the host)
-  u32 flags;        // reserved, 0
+  u32 flags;        // kMail* bits
   u64 correlation;  // the host's Ask correlation id, 0 if none; carried by replies
   u64 hlc;          // the sender's HLC timestamp of the send
-  u64 reserved;
 };
-inline constexpr u32 kEnvelopeBytes = 48;
-static_assert(sizeof(Envelope) == kEnvelopeBytes, "Envelope layout is an ABI");
-static_assert(alignof(Envelope) == 16, "payloads are 16-byte aligned");
-RK_ASSERT_OFFSET(Envelope, seq, 0);
-RK_ASSERT_OFFSET(Envelope, type, 8);
-RK_ASSERT_OFFSET(Envelope, size, 12);
-RK_ASSERT_OFFSET(Envelope, sender, 16);
-RK_ASSERT_OFFSET(Envelope, correlation, 24);
-RK_ASSERT_OFFSET(Envelope, hlc, 32);
+inline constexpr u32 kMailHeaderWords = 8;
+static_assert(sizeof(MailHeader) == 4 * kMailHeaderWords, "MailHeader is eight data words");
 
-// The largest alignment a message type may require (its payload starts at a
-// 16-byte boundary of the slot).
+// MailHeader::flags.
+inline constexpr u32 kMailPlain = 1;  // the payload is in the slot's plain area
+inline constexpr u32 kMailVoid = 2;   // reserved, then withdrawn: the owner skips it
+
+// The largest alignment a message type may require (its payload is handed to
+// a handler at a 16-byte boundary).
 inline constexpr u32 kMaxMessageAlignment = 16;
+
+// Mailboxes of actors whose messages all fit this many bytes carry every
+// payload inline; larger ones carry up to kMailInlineSplit bytes inline and
+// the rest of the sizes in the plain area.
+inline constexpr u32 kMailInlineMax = 256;
+inline constexpr u32 kMailInlineSplit = 128;
+// The owner's buffer for an inline payload, in 32-bit words.
+inline constexpr u32 kMailInlineMaxWords = kMailInlineMax / 4;
 
 struct alignas(kLineBytes) MailboxHeader {
   PaddedIndex tail;  // next position to reserve; producers CAS it
-  PaddedIndex head;  // next position to consume; written by the owner only
+  PaddedIndex head;  // next position producers may not overwrite; the owner's
   u32 capacity_log2;
   u32 slot_bytes;
-  u8 pad[kLineBytes - 2 * sizeof(u32)];
+  u32 inline_words;
+  u32 plain_bytes;
+  u8 pad[kLineBytes - 4 * sizeof(u32)];
 };
 static_assert(sizeof(MailboxHeader) == 3 * kLineBytes, "MailboxHeader is three lines");
 RK_ASSERT_OFFSET(MailboxHeader, tail, 0);
 RK_ASSERT_OFFSET(MailboxHeader, head, kLineBytes);
 RK_ASSERT_OFFSET(MailboxHeader, capacity_log2, 2 * kLineBytes);
 
-// Slot size for messages of up to `max_payload` bytes.
-RK_HOST_DEVICE constexpr u32 MailboxSlotBytes(u32 max_payload) {
-  return static_cast<u32>(AlignUp(kEnvelopeBytes + max_payload, 16));
+// The shape of a mailbox's slots for messages of up to `max_payload` bytes.
+struct MailboxShape {
+  u32 inline_words;  // even, so the plain area starts 16-byte aligned
+  u32 plain_bytes;
+  u32 slot_bytes;
+};
+RK_HOST_DEVICE constexpr MailboxShape MailboxShapeFor(u32 max_payload) {
+  const u32 inline_bytes = max_payload <= kMailInlineMax ? max_payload : kMailInlineSplit;
+  const u32 inline_words = static_cast<u32>(AlignUp((inline_bytes + 3) / 4, 2));
+  const u32 plain_bytes = max_payload <= kMailInlineMax ? 0u : static_cast<u32>(AlignUp(max_payload, 16));
+  return MailboxShape{inline_words, plain_bytes,
+                      static_cast<u32>(AlignUp(8ull * (kMailHeaderWords + inline_words) + plain_bytes, 16))};
 }
 
 // Bytes of a mailbox with 2^capacity_log2 slots of `slot_bytes`.
@@ -82,123 +116,245 @@ RK_HOST_DEVICE constexpr u64 MailboxBytes(u32 capacity_log2, u32 slot_bytes) {
   return sizeof(MailboxHeader) + (u64{1} << capacity_log2) * slot_bytes;
 }
 
-RK_HOST_DEVICE RK_FORCEINLINE u64 MailboxCapacity(const MailboxHeader* box) {
-  return u64{1} << box->capacity_log2;
-}
-
-// The slot of `pos`, for a mailbox whose geometry the caller already has
-// (in registers: re-reading the header costs a trip to memory).
-RK_HOST_DEVICE RK_FORCEINLINE Envelope* MailboxSlotAt(MailboxHeader* box, u32 capacity_log2, u32 slot_bytes, u64 pos) {
+// The slot of `pos` (its first LL word), for a mailbox whose geometry the
+// caller already has in registers.
+RK_HOST_DEVICE RK_FORCEINLINE u64* MailboxSlotAt(MailboxHeader* box, u32 capacity_log2, u32 slot_bytes, u64 pos) {
   u8* slots = reinterpret_cast<u8*>(box) + sizeof(MailboxHeader);
   const u64 index = pos & ((u64{1} << capacity_log2) - 1);
-  return reinterpret_cast<Envelope*>(slots + index * slot_bytes);
+  return reinterpret_cast<u64*>(slots + index * slot_bytes);
 }
-
-RK_HOST_DEVICE RK_FORCEINLINE Envelope* MailboxSlot(MailboxHeader* box, u64 pos) {
-  return MailboxSlotAt(box, box->capacity_log2, box->slot_bytes, pos);
-}
-
-RK_HOST_DEVICE RK_FORCEINLINE u8* EnvelopePayload(Envelope* e) {
-  return reinterpret_cast<u8*>(e) + kEnvelopeBytes;
-}
-RK_HOST_DEVICE RK_FORCEINLINE const u8* EnvelopePayload(const Envelope* e) {
-  return reinterpret_cast<const u8*>(e) + kEnvelopeBytes;
-}
-
-// Largest payload a slot of this mailbox holds.
-RK_HOST_DEVICE RK_FORCEINLINE u32 MailboxMaxPayload(const MailboxHeader* box) {
-  return box->slot_bytes - kEnvelopeBytes;
+RK_HOST_DEVICE RK_FORCEINLINE u8* MailboxPlain(u64* slot, u32 inline_words) {
+  return reinterpret_cast<u8*>(slot + kMailHeaderWords + inline_words);
 }
 
 // Prepares a mailbox whose first position is `start` (0 in production; the
 // tests start near 2^64 to prove that positions wrap). Not concurrent with
-// any producer or consumer. Every slot's `seq` is set to the value of the
-// previous lap, which never matches the position that will use it next.
-RK_HOST_DEVICE inline void MailboxInit(MailboxHeader* box, u32 capacity_log2, u32 slot_bytes, u64 start) {
+// any producer or consumer. Every LL word is cleared: zero never matches a
+// flag, which has its top bit set.
+RK_HOST_DEVICE inline void MailboxInit(MailboxHeader* box, u32 capacity_log2, const MailboxShape& shape, u64 start) {
   box->capacity_log2 = capacity_log2;
-  box->slot_bytes = slot_bytes;
+  box->slot_bytes = shape.slot_bytes;
+  box->inline_words = shape.inline_words;
+  box->plain_bytes = shape.plain_bytes;
   const u64 capacity = u64{1} << capacity_log2;
   for (u64 i = 0; i < capacity; ++i) {
-    const u64 pos = start + i;
-    StoreRelaxedGpu(&MailboxSlot(box, pos)->seq, pos + 1 - capacity);
+    u64* slot = MailboxSlotAt(box, capacity_log2, shape.slot_bytes, i);
+    for (u32 w = 0; w < kMailHeaderWords + shape.inline_words; ++w) StoreRelaxedGpu(slot + w, 0);
   }
   StoreRelaxedGpu(&box->head.value, start);
   StoreReleaseGpu(&box->tail.value, start);
 }
 
+// A producer's knowledge of one mailbox: the tail it expects and the last
+// head it read with acquire. Zero-initialised is valid (the first reservation
+// then learns the tail from a failed compare-and-swap).
+struct MailboxCursor {
+  u64 tail;
+  u64 head;
+};
+
 // Reserves up to `n` consecutive positions. Returns how many were reserved
 // (0 when the mailbox is full) and stores the first in `*first`. The caller
-// must publish every position it reserved.
-RK_HOST_DEVICE inline u32 MailboxTryReserveN(MailboxHeader* box, u64 capacity, u32 n, u64* first);
-RK_HOST_DEVICE inline u32 MailboxTryReserveFrom(MailboxHeader* box, u64 capacity, u32 n, u64 tail, u64 head,
-                                                u64* first);
-
-RK_HOST_DEVICE inline u32 MailboxTryReserve(MailboxHeader* box, u32 n, u64* first) {
-  return MailboxTryReserveN(box, MailboxCapacity(box), n, first);
-}
-
-// As MailboxTryReserveN, from a `tail` and a `head` the caller has already
-// loaded (tail relaxed, head with acquire): a sender that knows the mailbox
-// issues those loads together with its other reads, saving a trip to memory.
-// Any values are safe: a stale head only makes the mailbox look fuller, and a
-// tail older than head is re-read.
-RK_HOST_DEVICE inline u32 MailboxTryReserveFrom(MailboxHeader* box, u64 capacity, u32 n, u64 tail, u64 head,
-                                                u64* first) {
+// must write a record (possibly kMailVoid) at every position it reserved.
+RK_HOST_DEVICE inline u32 MailboxReserve(MailboxHeader* box, u64 capacity, u32 n, MailboxCursor* c, u64* first) {
+  u64 t = c->tail;
+  bool refreshed = false;
   for (;;) {
-    const u64 used = tail - head;
-    if (static_cast<i64>(used) < 0) {  // our `tail` is older than `head`
-      tail = LoadRelaxedGpu(&box->tail.value);
-      head = LoadAcquireGpu(&box->head.value);
+    const u64 used = t - c->head;
+    if (used > capacity) {
+      // The guesses of tail and head come from different times (or there are
+      // none yet: a zero cursor): learn both, head first, so that the tail
+      // read after it is never behind it.
+      c->head = LoadAcquireGpu(&box->head.value);
+      t = LoadRelaxedGpu(&box->tail.value);
+      refreshed = true;
       continue;
     }
-    // A head older than the tail only overstates `used`: full here means
-    // full, or nearly so, when `head` was read.
-    if (used >= capacity) return 0;
     const u64 free_slots = capacity - used;
+    if (free_slots < n && !refreshed) {
+      // Acquire pairs with the owner's release of `head`: its reads of the
+      // slots we may now take are finished before our writes begin.
+      c->head = LoadAcquireGpu(&box->head.value);
+      refreshed = true;
+      continue;
+    }
+    if (free_slots == 0) {
+      c->tail = t;
+      return 0;
+    }
     const u32 take = free_slots < n ? static_cast<u32>(free_slots) : n;
-    const u64 seen = CompareExchangeGpu(&box->tail.value, tail, tail + take);
-    if (seen == tail) {
-      *first = tail;
+    const u64 seen = CompareExchangeGpu(&box->tail.value, t, t + take);
+    if (seen == t) {
+      *first = t;
+      c->tail = t + take;
       return take;
     }
-    tail = seen;
-    // Acquire pairs with the owner's release of `head`: its reads of the
-    // slots we may now take are finished before our writes begin.
-    head = LoadAcquireGpu(&box->head.value);
+    t = seen;
+    refreshed = false;
   }
 }
 
-// As MailboxTryReserve, for a mailbox of `capacity` slots.
-RK_HOST_DEVICE inline u32 MailboxTryReserveN(MailboxHeader* box, u64 capacity, u32 n, u64* first) {
-  const u64 tail = LoadRelaxedGpu(&box->tail.value);
-  const u64 head = LoadAcquireGpu(&box->head.value);
-  return MailboxTryReserveFrom(box, capacity, n, tail, head, first);
+// The header as data words, field by field (no type punning).
+RK_HOST_DEVICE RK_FORCEINLINE void MailHeaderToWords(const MailHeader& h, u32* w) {
+  w[0] = h.type;
+  w[1] = h.size;
+  w[2] = h.sender;
+  w[3] = h.flags;
+  w[4] = static_cast<u32>(h.correlation);
+  w[5] = static_cast<u32>(h.correlation >> 32);
+  w[6] = static_cast<u32>(h.hlc);
+  w[7] = static_cast<u32>(h.hlc >> 32);
+}
+RK_HOST_DEVICE RK_FORCEINLINE MailHeader MailHeaderFromWords(const u32* w) {
+  MailHeader h;
+  h.type = w[0];
+  h.size = w[1];
+  h.sender = w[2];
+  h.flags = w[3];
+  h.correlation = static_cast<u64>(w[4]) | static_cast<u64>(w[5]) << 32;
+  h.hlc = static_cast<u64>(w[6]) | static_cast<u64>(w[7]) << 32;
+  return h;
 }
 
-// Publishes position `pos` after its envelope and payload were written.
-RK_HOST_DEVICE RK_FORCEINLINE void MailboxPublish(Envelope* e, u64 pos) { StoreReleaseGpu(&e->seq, pos + 1); }
-
-// The envelope at `pos` if it is published, else null. Owner only.
-RK_HOST_DEVICE RK_FORCEINLINE Envelope* MailboxPeekAt(MailboxHeader* box, u32 capacity_log2, u32 slot_bytes,
-                                                     u64 pos) {
-  Envelope* e = MailboxSlotAt(box, capacity_log2, slot_bytes, pos);
-  return LoadAcquireGpu(&e->seq) == pos + 1 ? e : nullptr;
+// Two LL words with one 16-byte store where the target allows it.
+RK_HOST_DEVICE RK_FORCEINLINE void StoreLlPairGpu(u64* p, u64 a, u64 b) {
+#if RK_ON_DEVICE
+  asm volatile("st.relaxed.gpu.v2.u64 [%0], {%1, %2};" ::"l"(p), "l"(a), "l"(b) : "memory");
+#else
+  // On the host (the ThreadSanitizer tests), which does not model standalone
+  // fences, every LL store releases and every LL load acquires: the fences
+  // of the plain-area path are then visible to the tool.
+  StoreReleaseGpu(p, a);
+  StoreReleaseGpu(p + 1, b);
+#endif
+}
+RK_HOST_DEVICE RK_FORCEINLINE void LoadLlPairGpu(const u64* p, u64* a, u64* b) {
+#if RK_ON_DEVICE
+  asm volatile("ld.relaxed.gpu.v2.u64 {%0, %1}, [%2];" : "=l"(*a), "=l"(*b) : "l"(p) : "memory");
+#else
+  *a = LoadAcquireGpu(p);
+  *b = LoadAcquireGpu(p + 1);
+#endif
 }
 
-RK_HOST_DEVICE RK_FORCEINLINE Envelope* MailboxPeek(MailboxHeader* box, u64 pos) {
-  return MailboxPeekAt(box, box->capacity_log2, box->slot_bytes, pos);
+// Reads 32-bit word `i` of a payload that may not be 4-byte aligned; bytes
+// past `size` read as zero.
+RK_HOST_DEVICE RK_FORCEINLINE u32 PayloadWord(const u8* bytes, u32 size, u32 i) {
+  u32 v = 0;
+  for (u32 b = 0; b < 4 && 4 * i + b < size; ++b) v |= static_cast<u32>(bytes[4 * i + b]) << (8 * b);
+  return v;
+}
+
+// Writes the record of a reserved position. `payload` is `h.size` bytes;
+// `h.flags` must not have kMailPlain (set here when the payload goes to the
+// plain area). A kMailVoid record may have no payload.
+RK_HOST_DEVICE inline void MailboxWrite(u64* slot, u32 inline_words, u32 flag, MailHeader h, const void* payload) {
+  const u8* bytes = static_cast<const u8*>(payload);
+  const u32 words = (h.size + 3) / 4;
+  if (words > inline_words) {
+    // Plain area, then a release fence, then the header: the owner's acquire
+    // after it sees the header makes the payload visible.
+    u8* plain = MailboxPlain(slot, inline_words);
+    const u64 src = reinterpret_cast<u64>(bytes);
+    if ((src & 15) == 0) {
+      const u32 n16 = h.size / 16;
+      for (u32 i = 0; i < n16; ++i) {
+        reinterpret_cast<u64*>(plain)[2 * i] = reinterpret_cast<const u64*>(bytes)[2 * i];
+        reinterpret_cast<u64*>(plain)[2 * i + 1] = reinterpret_cast<const u64*>(bytes)[2 * i + 1];
+      }
+      for (u32 b = n16 * 16; b < h.size; ++b) plain[b] = bytes[b];
+    } else {
+      for (u32 b = 0; b < h.size; ++b) plain[b] = bytes[b];
+    }
+    FenceGpu();
+    h.flags |= kMailPlain;
+  } else if ((reinterpret_cast<u64>(bytes) & 3) == 0) {
+    const u32* w = reinterpret_cast<const u32*>(bytes);
+    const u32 full = h.size / 4;
+    u64* out = slot + kMailHeaderWords;
+    u32 i = 0;
+    for (; i + 1 < full; i += 2) StoreLlPairGpu(out + i, LlWord(w[i], flag), LlWord(w[i + 1], flag));
+    for (; i < words; ++i) StoreRelaxedGpu(out + i, LlWord(PayloadWord(bytes, h.size, i), flag));
+  } else {
+    for (u32 i = 0; i < words; ++i) {
+      StoreRelaxedGpu(slot + kMailHeaderWords + i, LlWord(PayloadWord(bytes, h.size, i), flag));
+    }
+  }
+  u32 hw[kMailHeaderWords];
+  MailHeaderToWords(h, hw);
+  for (u32 i = 0; i < kMailHeaderWords; i += 2) StoreLlPairGpu(slot + i, LlWord(hw[i], flag), LlWord(hw[i + 1], flag));
+}
+
+// The owner's view of a record it has taken.
+struct MailRecord {
+  MailHeader h;
+  const u8* payload;  // `inline_buf` or the slot's plain area
+};
+
+// Tries to take the record at `slot` for `flag`. On success fills `*r`,
+// copying an inline payload to `inline_buf` (kMailInlineMaxWords words,
+// 16-byte aligned). Returns false while any needed word is missing.
+// `hint_words` more payload words than the header are loaded together with
+// it (one trip to memory for small messages; 0 polls with a single 16-byte
+// load while the mailbox is quiet).
+RK_HOST_DEVICE inline bool MailboxTryTake(const u64* slot, u32 inline_words, u32 flag, u32 hint_words,
+                                          MailRecord* r, u32* inline_buf) {
+  u64 w[kMailHeaderWords];
+  LoadLlPairGpu(slot, &w[0], &w[1]);
+  // Quiet: one 16-byte load, and the rest only once the record has begun.
+  // Busy (a hint): every load in flight at once, one trip for the record.
+  if (hint_words == 0 && (LlWordFlag(w[0]) != flag || LlWordFlag(w[1]) != flag)) return false;
+  constexpr u32 kHintMax = 8;
+  u64 p[kHintMax] = {0, 0, 0, 0, 0, 0, 0, 0};
+  // Never past the slot's inline words.
+  const u32 cap = hint_words < inline_words ? hint_words : inline_words;
+  const u32 hint = cap < kHintMax ? cap : kHintMax;
+  LoadLlPairGpu(slot + 2, &w[2], &w[3]);
+  LoadLlPairGpu(slot + 4, &w[4], &w[5]);
+  LoadLlPairGpu(slot + 6, &w[6], &w[7]);
+  for (u32 i = 0; i < kHintMax; i += 2) {
+    if (i < hint) LoadLlPairGpu(slot + kMailHeaderWords + i, &p[i], &p[i + 1]);
+  }
+  u32 hw[kMailHeaderWords];
+  for (u32 i = 0; i < kMailHeaderWords; ++i) {
+    if (LlWordFlag(w[i]) != flag) return false;
+    hw[i] = LlData(w[i]);
+  }
+  r->h = MailHeaderFromWords(hw);
+  if (r->h.flags & (kMailPlain | kMailVoid)) {
+    // The producer fenced before the header: acquire, then read in place.
+    FenceAcquireGpu();
+    r->payload = r->h.flags & kMailPlain ? MailboxPlain(const_cast<u64*>(slot), inline_words) : nullptr;
+    return true;
+  }
+  const u32 words = (r->h.size + 3) / 4;
+  if (words > inline_words) return false;  // corrupt: never written so
+  for (u32 i = 0; i < words; ++i) {
+    u64 v;
+    if (i < hint && i < kHintMax) {
+      v = p[i];
+      if (LlWordFlag(v) != flag) v = LoadRelaxedGpu(slot + kMailHeaderWords + i);
+    } else {
+      v = LoadRelaxedGpu(slot + kMailHeaderWords + i);
+    }
+    if (LlWordFlag(v) != flag) return false;
+    inline_buf[i] = LlData(v);
+  }
+  r->payload = reinterpret_cast<const u8*>(inline_buf);
+  return true;
+}
+
+// After taking the record of a slot and before releasing it: once every
+// 2^30 laps, stamps the inline words the record did not use (see above).
+RK_HOST_DEVICE inline void MailboxStampUnused(u64* slot, u32 inline_words, u32 flag, const MailHeader& h) {
+  if ((flag & 0x3FFFFFFFu) != 0) return;
+  const u32 used = (h.flags & (kMailPlain | kMailVoid)) ? 0 : (h.size + 3) / 4;
+  for (u32 i = used; i < inline_words; ++i) StoreRelaxedGpu(slot + kMailHeaderWords + i, LlWord(0, flag));
 }
 
 // Gives every slot before `new_head` back to the producers. Owner only.
 RK_HOST_DEVICE RK_FORCEINLINE void MailboxRelease(MailboxHeader* box, u64 new_head) {
   StoreReleaseGpu(&box->head.value, new_head);
-}
-
-// Messages reserved but not yet consumed (some may not be published yet).
-RK_HOST_DEVICE RK_FORCEINLINE u64 MailboxDepth(const MailboxHeader* box) {
-  const u64 head = LoadAcquireGpu(&box->head.value);
-  const u64 tail = LoadAcquireGpu(&box->tail.value);
-  return tail - head;
 }
 
 }  // namespace rk

@@ -34,7 +34,7 @@ namespace rk {
 
 // The version of everything in this file and of the kernel's entry point.
 // Packages record it; the runtime refuses images built for another.
-inline constexpr u32 kAbiVersion = 1;
+inline constexpr u32 kAbiVersion = 2;
 
 // The kernel's entry point, as codegen emits it.
 #define RK_KERNEL_ENTRY_NAME "rk_system_kernel"
@@ -50,7 +50,7 @@ struct alignas(kLineBytes) ActorSlot {
   u32 type;           // actor type id
   u32 status;         // ActorState; release-stored
   u64 state;          // the actor's state in device memory
-  u32 mailbox_log2;   // the mailbox's capacity, log2
+  u32 shape;          // the mailbox: capacity log2 | inline words << 8
   u32 slot_bytes;     // the mailbox's slot size
   u32 worker;         // owning worker
   u32 fail_code;      // the code given to ctx.fail
@@ -61,17 +61,24 @@ struct alignas(kLineBytes) ActorSlot {
   u64 send_full;      // sends that returned kFull
   u64 send_no_actor;  // sends that returned kNoActor
   u64 send_other;     // sends that returned kTooLarge or kNoHandler
-  u64 rejected;       // messages for this actor the ingress could not deliver
+  u64 rejected;       // host messages for it its worker could not deliver
   u64 start;          // the mailbox's first position
-  u8 pad[kLineBytes - 112];
+  u64 direct;         // host messages its worker handed over without the mailbox (owner)
+  u32 lane;           // its position in its worker's list
+  u32 reserved;
 };
 static_assert(sizeof(ActorSlot) == kLineBytes, "ActorSlot is one line");
 RK_ASSERT_OFFSET(ActorSlot, type, 8);
 RK_ASSERT_OFFSET(ActorSlot, status, 12);
 RK_ASSERT_OFFSET(ActorSlot, state, 16);
-RK_ASSERT_OFFSET(ActorSlot, mailbox_log2, 24);
+RK_ASSERT_OFFSET(ActorSlot, shape, 24);
 RK_ASSERT_OFFSET(ActorSlot, hlc, 40);
 RK_ASSERT_OFFSET(ActorSlot, start, 104);
+RK_ASSERT_OFFSET(ActorSlot, direct, 112);
+
+RK_HOST_DEVICE constexpr u32 ActorShape(u32 capacity_log2, u32 inline_words) { return capacity_log2 | inline_words << 8; }
+RK_HOST_DEVICE constexpr u32 ShapeLog2(u32 shape) { return shape & 0xFF; }
+RK_HOST_DEVICE constexpr u32 ShapeInlineWords(u32 shape) { return shape >> 8; }
 
 // Run states of the kernel (SystemControl::state and DeviceShared::run).
 enum class KernelState : u32 {
@@ -156,16 +163,19 @@ struct SpawnRecord {
   u32 actor;
   u32 type;
   u32 worker;
-  u32 mailbox_log2;
+  u32 shape;        // ActorShape(capacity log2, inline words)
   u64 mailbox;
   u64 state;
   u32 slot_bytes;
   u32 state_bytes;  // zeroed by the service warp (a multiple of 16)
+  u32 plain_bytes;  // the mailbox's plain payload area per slot
+  u32 lane;         // the actor's position in its worker's list
 };
-static_assert(sizeof(SpawnRecord) == 40, "SpawnRecord layout");
+static_assert(sizeof(SpawnRecord) == 48, "SpawnRecord layout");
 
-// Everything the kernel needs, in device memory; its address is the kernel's
-// only parameter.
+// Everything the kernel needs. The kernel takes it by value (a
+// `__grid_constant__` parameter): every field is a constant-cache load that
+// no memory clobber forces back to L2.
 struct SystemParams {
   // Device memory.
   ActorSlot* actors;
@@ -175,20 +185,24 @@ struct SystemParams {
   DeviceShared* shared;
   WorkerStats* worker_stats;  // num_workers
   // Mapped memory (device addresses).
-  LlRingHeader* inbound;      // host → GPU
-  LlRingHeader* outbound;     // GPU → host
+  LlRingHeader* inbound;      // host → GPU control records (the service block)
+  LlRingHeader* outbound;     // GPU → host, written by the service block
   u64* inbound_slots;
   u64* outbound_slots;
   SystemControl* control;
   ActorControl* actor_control;
   WorkerControl* worker_control;
   u64* running;               // num_workers × threads_per_block entries
+  u8* worker_in;              // num_workers host → worker rings, worker_ring_bytes apart
+  u8* worker_out;             // num_workers worker → host rings, worker_ring_bytes apart
+  u64 worker_ring_bytes;
   // The rings' shapes (copies of their headers, so the GPU never reads
-  // them across the bus).
+  // them across the bus). Every ring has slots of `slot_words`.
   u32 inbound_log2;
-  u32 inbound_slot_words;
+  u32 slot_words;
   u32 outbound_log2;
-  u32 outbound_slot_words;
+  u32 worker_in_log2;
+  u32 worker_out_log2;
   u32 max_payload;
   // Sizes and options.
   u32 max_actors;
@@ -198,21 +212,31 @@ struct SystemParams {
   u32 threads_per_block;
   u32 scratch_bytes;
   u32 batch_max;              // messages an actor handles before its worker moves on
-  u32 idle_backoff_max_ns;
-  u32 reserved0;
+  u32 idle_backoff_max_ns;    // longest sleep of an idle warp between polls
+  u64 idle_spin_ns;           // how long a warp keeps polling without sleeping after its last message
   u64 flush_interval_ns;
   u64 ingress_full_timeout_ns;
   u32 track_running;          // 1: keep the running table for fault attribution
   u32 reserved1;
 };
 // The host writes this struct and the kernel reads it: one layout for both.
-static_assert(sizeof(SystemParams) == 192, "SystemParams layout");
+static_assert(sizeof(SystemParams) == 224, "SystemParams layout");
 static_assert(alignof(SystemParams) == 8, "SystemParams alignment");
 RK_ASSERT_OFFSET(SystemParams, running, 104);
-RK_ASSERT_OFFSET(SystemParams, inbound_log2, 112);
-RK_ASSERT_OFFSET(SystemParams, max_actors, 132);
-RK_ASSERT_OFFSET(SystemParams, flush_interval_ns, 168);
-RK_ASSERT_OFFSET(SystemParams, track_running, 184);
+RK_ASSERT_OFFSET(SystemParams, worker_ring_bytes, 128);
+RK_ASSERT_OFFSET(SystemParams, inbound_log2, 136);
+RK_ASSERT_OFFSET(SystemParams, max_actors, 160);
+RK_ASSERT_OFFSET(SystemParams, idle_spin_ns, 192);
+RK_ASSERT_OFFSET(SystemParams, track_running, 216);
+
+// The worker → host ring of worker `w` and the host → worker ring: each a
+// header and its slots, `worker_ring_bytes` apart.
+RK_HOST_DEVICE RK_FORCEINLINE LlRingHeader* WorkerRing(u8* base, u64 ring_bytes, u32 w) {
+  return reinterpret_cast<LlRingHeader*>(base + ring_bytes * w);
+}
+RK_HOST_DEVICE RK_FORCEINLINE u64* RingSlots(LlRingHeader* ring) {
+  return reinterpret_cast<u64*>(reinterpret_cast<u8*>(ring) + kLlSlotsOffset);
+}
 
 }  // namespace rk
 

@@ -1,0 +1,812 @@
+// Copyright 2026 The RingKernel Authors.
+//
+// rt_worker.cuh: the worker blocks of the persistent kernel. Part of the
+// device runtime (runtime.cuh).
+//
+// A worker owns the actors the host assigned to it (one owner per actor: an
+// actor handles one message at a time). Warp 0 is the worker's host poller
+// and owns no actor; the actor at position i of the worker's list belongs to
+// thread 32 + i mod (width - 32), which polls its mailbox and runs its thread
+// handlers. The first `width - 32` actors stay in their thread's registers
+// across iterations.
+//
+// Paths through a worker:
+//   * K2K: the owner polls the slot at its mailbox head; the poll that sees
+//     the record has read it (LL words, mailbox.h); it runs the handler and
+//     releases the slots to producers lazily.
+//   * Host → actor: each worker has its own ring in mapped memory, written by
+//     the host for this worker's actors only, polled by warp 0 — with one
+//     16-byte load while quiet and a 1 KiB window of loads while host traffic
+//     is recent, so a backlog is read several records per bus round trip. A
+//     warp of its own, because a read over the bus takes about a
+//     microsecond, and the owners must not wait for it. A small
+//     thread-handler message for one of the first 32 actors is handed to its
+//     owner through a slot in shared memory (DirectSlot); anything else (a
+//     block handler, a large payload, a later actor) is forwarded into the
+//     actor's mailbox as any producer would. Per (host, actor) FIFO holds:
+//     the poller hands over directly only while none of the actor's host
+//     messages wait in its mailbox, and forwards only while its slot is
+//     empty. An owner takes its slot only after finding its mailbox empty,
+//     so a host message does not overtake the K2K messages already there.
+//   * Block handlers: the owner queues the actor in shared memory and raises
+//     a request; every warp checks the request each iteration and the block
+//     meets at a barrier to run them. No barrier otherwise.
+//   * Idle: a warp that found no work for `idle_spin_ns` sleeps between
+//     polls, doubling up to `idle_backoff_max_ns`; the first message ends it.
+//   * Fault attribution: a thread writes the running table (mapped) only
+//     when the actor or message type it runs changes, then fences so that a
+//     fault in the handler finds it there; it clears its entry when idle.
+#ifndef RINGKERNEL_DEVICE_RT_WORKER_CUH_
+#define RINGKERNEL_DEVICE_RT_WORKER_CUH_
+
+#include "ringkernel/device/rt_base.cuh"
+#include "ringkernel/device/rt_outbound.cuh"
+#include "ringkernel/device/rt_send.cuh"
+
+namespace rk {
+namespace detail {
+
+// What a worker thread keeps of an actor it owns. The owner is the only
+// writer of the head, the clock and the counters, so none of them needs
+// re-reading while it stays in registers.
+struct OwnedActor {
+  u32 index;
+  ActorSlot* slot;
+  MailboxHeader* box;
+  void* state;
+  u32 type;
+  u32 log2;
+  u32 inline_words;
+  u32 slot_bytes;
+  u32 failed;
+  u32 hot;           // polls left with a wide load (a message came recently)
+  u32 quiet;         // polls in a row that found the mailbox empty
+  u64 head;          // next position to take
+  u64 released;      // the head producers were last given
+  u64 hlc;
+  u64 handled;
+  u64 dead_lettered;
+  u64 direct;
+  u64 sent, send_full, send_no_actor, send_other;
+};
+
+__device__ __forceinline__ OwnedActor LoadOwned(const SystemParams* sys, u32 index) {
+  OwnedActor o;
+  o.index = index;
+  o.slot = &sys->actors[index];
+  const TargetInfo t = ReadTarget(o.slot);
+  o.box = t.box;
+  o.state = t.state;
+  o.type = t.type;
+  o.log2 = ShapeLog2(t.shape);
+  o.inline_words = ShapeInlineWords(t.shape);
+  o.slot_bytes = t.slot_bytes;
+  o.failed = t.status != static_cast<u32>(ActorState::kRunning);
+  o.head = LoadRelaxedGpu(&o.box->head.value);
+  o.released = o.head;
+  o.hot = 0;
+  o.quiet = 0;
+  o.hlc = o.slot->hlc;
+  o.handled = o.slot->handled;
+  o.dead_lettered = o.slot->dead_lettered;
+  o.direct = o.slot->direct;
+  o.sent = o.slot->sent;
+  o.send_full = o.slot->send_full;
+  o.send_no_actor = o.slot->send_no_actor;
+  o.send_other = o.slot->send_other;
+  return o;
+}
+
+// Writes the owner's counters back for the monitor to flush.
+__device__ __forceinline__ void StoreOwned(const OwnedActor& o) {
+  ActorSlot* s = o.slot;
+  s->hlc = o.hlc;
+  s->handled = o.handled;
+  s->dead_lettered = o.dead_lettered;
+  s->direct = o.direct;
+  s->sent = o.sent;
+  s->send_full = o.send_full;
+  s->send_no_actor = o.send_no_actor;
+  s->send_other = o.send_other;
+}
+
+__device__ __forceinline__ void ReleaseOwned(OwnedActor& o) {
+  if (o.released != o.head) {
+    MailboxRelease(o.box, o.head);
+    o.released = o.head;
+  }
+}
+
+// What one worker thread carries from message to message.
+struct WorkerThread {
+  const SystemParams* sys;
+  u32 worker;
+  OutboundCursor* out;  // the worker's ring to the host (shared memory)
+  u64 running;          // this thread's entry in the running table, as last written
+  SendCache sends;      // its last K2K receiver
+  alignas(16) u32 buf[kMailInlineMaxWords];  // an inline payload being handled
+};
+
+// Records in the running table that this thread runs `entry` (see the top
+// of this file for why only on a change, and why with a fence).
+__device__ __forceinline__ void MarkRunning(WorkerThread& w, u64 entry) {
+  const SystemParams* sys = w.sys;
+  if (!sys->track_running || entry == w.running) return;
+  StoreRelaxedSys(&sys->running[static_cast<u64>(w.worker) * sys->threads_per_block + threadIdx.x], entry);
+  if (entry != 0) FenceSys();
+  w.running = entry;
+}
+
+// The first thread that owns actors, and the number of owner threads.
+constexpr u32 kFirstOwner = 32;
+__device__ __forceinline__ u32 OwnerCount() { return blockDim.x - kFirstOwner; }
+
+// A host message handed by the poller (warp 0) to the owner of one of the
+// first kDirectSlots actors, in shared memory.
+constexpr u32 kDirectSlots = 32;
+constexpr u32 kDirectWords = 30;  // 120 payload bytes
+struct DirectSlot {
+  u32 full;     // 1 while a message waits (the poller sets, the owner clears)
+  u32 pending;  // this actor's host messages forwarded to its mailbox, not yet taken
+  u32 actor;    // the owner's actor index + 1 once it has loaded it; 0 before
+  u32 type;     // its actor type
+  u32 failed;   // 1 once it failed (its messages go the reporting way)
+  u32 size;
+  u32 msg_type;
+  u32 pad;
+  u64 correlation;
+  u64 hlc;
+  u32 payload[kDirectWords];
+};
+
+__device__ __forceinline__ void InitCtx(Ctx& ctx, WorkerThread& w, const OwnedActor& o, const MailHeader& m, u64 hlc,
+                                        u8* scratch, u32 block) {
+  CtxData& d = ctx.d_;
+  d.sys = w.sys;
+  d.actor = o.slot;
+  d.scratch = scratch;
+  d.sends = &w.sends;
+  d.outbound = w.out;
+  d.correlation = m.correlation;
+  d.hlc = hlc;
+  d.self = o.index;
+  d.sender = m.sender;
+  d.worker = w.worker;
+  d.block = block;
+  d.failed = 0;
+  d.sent = d.send_full = d.send_no_actor = d.send_other = 0;
+}
+
+__device__ __forceinline__ void AddSends(OwnedActor& o, const CtxData& d) {
+  o.sent += d.sent;
+  o.send_full += d.send_full;
+  o.send_no_actor += d.send_no_actor;
+  o.send_other += d.send_other;
+}
+
+enum class Handled : u32 { kDone = 0, kNeedsBlock = 1 };
+
+// Handles one record taken for `o` with a thread handler, or reports it.
+__device__ Handled HandleOne(WorkerThread& w, OwnedActor& o, const MailRecord& r) {
+  const SystemParams* sys = w.sys;
+  if (r.h.flags & kMailVoid) return Handled::kDone;
+  if (o.failed) {
+    DeadLetter(sys, WorkerOutRing(sys, w.worker, w.out), DeadLetterReason::kActorFailed, o.index, r.h, r.payload);
+    ++o.dead_lettered;
+    return Handled::kDone;
+  }
+  const u32 kind = HandlerKindOf(o.type, r.h.type);
+  if (kind == 2) return Handled::kNeedsBlock;
+  if (kind == 0) {
+    DeadLetter(sys, WorkerOutRing(sys, w.worker, w.out), DeadLetterReason::kNoHandler, o.index, r.h, r.payload);
+    ++o.dead_lettered;
+    return Handled::kDone;
+  }
+  Ctx ctx;
+  InitCtx(ctx, w, o, r.h, HlcMerge(o.hlc, r.h.hlc, GlobalTimerNs()), nullptr, 0);
+  DispatchThread(o.type, o.state, r.h.type, r.payload, ctx);
+  o.hlc = ctx.d_.hlc;
+  AddSends(o, ctx.d_);
+  ++o.handled;
+  if (ctx.d_.failed) o.failed = 1;
+  return Handled::kDone;
+}
+
+// Empty polls in a row after which an owner writes its counters back and
+// hands consumed slots to producers.
+constexpr u32 kQuietPolls = 4;
+
+// Takes and handles up to batch_max messages from `o`'s mailbox. Returns how
+// many; sets *block when the message at the head needs the whole block (it
+// is left there). `resident`: `o` stays in registers until the next call
+// (else its head is released before it is dropped).
+__device__ u32 ServeMailbox(WorkerThread& w, OwnedActor& o, DirectSlot* direct, bool resident, bool* block) {
+  const SystemParams* sys = w.sys;
+  const u64 capacity = u64{1} << o.log2;
+  u32 n = 0;
+  while (n < sys->batch_max) {
+    u64* slot = MailboxSlotAt(o.box, o.log2, o.slot_bytes, o.head);
+    const u32 flag = LlFlag(o.head, o.log2);
+    MailRecord r;
+    if (!MailboxTryTake(slot, o.inline_words, flag, o.hot != 0 ? 8u : 0u, &r, w.buf)) break;
+    if (!(r.h.flags & kMailVoid)) MarkRunning(w, RunningEntry(o.index, r.h.type));
+    if (HandleOne(w, o, r) == Handled::kNeedsBlock) {
+      *block = true;
+      break;
+    }
+    if (r.h.sender == kHostActorValue && direct != nullptr) atomicSub(&direct->pending, 1u);
+    MailboxStampUnused(slot, o.inline_words, flag, r.h);
+    ++o.head;
+    ++n;
+    // Producers get slots back while a long stream keeps the mailbox busy.
+    if (o.head - o.released >= capacity / 4) ReleaseOwned(o);
+  }
+  if (n != 0) {
+    o.hot = 64;
+    o.quiet = 0;
+  } else {
+    if (o.hot != 0) --o.hot;
+    ++o.quiet;
+  }
+  // The counters and the consumed slots go back to memory when the actor is
+  // dropped from registers or the block takes over, and otherwise once the
+  // mailbox has stayed empty for a few polls: each release is a fence that
+  // waits for this thread's stores (its sends among them), which a busy
+  // owner should not pay per message.
+  if (!resident || *block || o.quiet == kQuietPolls || (n != 0 && o.handled % 64 == 0)) {
+    StoreOwned(o);
+    ReleaseOwned(o);
+  }
+  return n;
+}
+
+// ---- The host → worker ring (warp 0). ----
+
+// The window: each lane loads kWindowLoads 16-byte pieces, 64 words apart,
+// so the warp reads 64 × kWindowLoads words of consecutive records at once.
+constexpr u32 kWindowLoads = 2;
+constexpr u32 kWindowWords = 64 * kWindowLoads;
+// While records keep coming, the host gets consumed slots back every this
+// many records (and at once when the ring is found empty).
+constexpr u64 kHostReleaseBatch = 32;
+
+struct HostRing {
+  LlRingHeader* hdr;
+  const u64* slots;
+  u32 log2;
+  u32 slot_words;
+  u64 head;
+  u64 released;
+  u64 last_record_ns;  // when a record last came (the window stays wide for idle_spin_ns)
+  u64 full_since_ns;   // when forwarding the head record first found its mailbox full (0: not)
+  u32 broken;          // a corrupt record was seen: no more host input
+};
+
+struct Window {
+  u64 v[kWindowLoads][2];  // this lane's words: window word k*64 + 2*lane + j is v[k][j]
+};
+
+// Window word `i` (uniform across the warp), from whichever lane holds it.
+__device__ __forceinline__ u64 WindowWord(const Window& win, u32 i) {
+  const u32 k = i / 64;
+  const u32 j = i & 1;
+  const u32 src = (i & 63) / 2;
+  u64 mine = 0;
+#pragma unroll
+  for (u32 kk = 0; kk < kWindowLoads; ++kk) {
+    if (kk == k) mine = j == 0 ? win.v[kk][0] : win.v[kk][1];
+  }
+  return __shfl_sync(0xFFFFFFFFu, mine, src);
+}
+
+__device__ __forceinline__ const u64* HostWord(const HostRing& ring, u64 head, u32 i) {
+  const u64 pos = head + i / ring.slot_words;
+  return LlSlot(ring.slots, ring.slot_words, ring.log2, pos) + i % ring.slot_words;
+}
+
+__device__ __forceinline__ void LoadWindow(const HostRing& ring, Window* win) {
+  const u32 lane = LaneId();
+#pragma unroll
+  for (u32 k = 0; k < kWindowLoads; ++k) {
+    const u32 i = k * 64 + 2 * lane;
+    // Slots are at least 16 words, so a lane's pair never straddles two.
+    LoadRelaxedSysPair(HostWord(ring, ring.head, i), &win->v[k][0], &win->v[k][1]);
+  }
+}
+
+// Whether window words [from, to) all carry the flag of their position.
+__device__ __forceinline__ bool WindowComplete(const HostRing& ring, const Window& win, u32 from, u32 to) {
+  const u32 lane = LaneId();
+  bool ok = true;
+#pragma unroll
+  for (u32 k = 0; k < kWindowLoads; ++k) {
+#pragma unroll
+    for (u32 j = 0; j < 2; ++j) {
+      const u32 i = k * 64 + 2 * lane + j;
+      if (i >= from && i < to) {
+        const u32 flag = LlFlag(ring.head + i / ring.slot_words, ring.log2);
+        ok = ok && LlWordFlag(win.v[k][j]) == flag;
+      }
+    }
+  }
+  return __all_sync(0xFFFFFFFFu, ok);
+}
+
+// Forwards a host record into its actor's mailbox, the warp writing the
+// payload in parallel. Record words beyond the window are read here, pass by
+// pass. Returns false when the mailbox is full (nothing written, the record
+// stays in the ring).
+__device__ bool ForwardHostRecord(WorkerThread& w, HostRing& ring, const Window& win, u32 base, const LlHeader& h,
+                                  const TargetInfo& t) {
+  const u32 lane = LaneId();
+  const u32 log2 = ShapeLog2(t.shape);
+  const u32 inline_words = ShapeInlineWords(t.shape);
+  u64 pos = 0;
+  u32 got = 0;
+  if (lane == 0) {
+    MailboxCursor c{0, 0};
+    got = MailboxReserve(t.box, u64{1} << log2, 1, &c, &pos);
+  }
+  got = __shfl_sync(0xFFFFFFFFu, got, 0);
+  if (got == 0) return false;
+  pos = __shfl_sync(0xFFFFFFFFu, pos, 0);
+  u64* slot = MailboxSlotAt(t.box, log2, t.slot_bytes, pos);
+  const u32 mflag = LlFlag(pos, log2);
+  const u32 words = (h.size + 3) / 4;
+  const bool plain = words > inline_words;
+  u32* plain_out = reinterpret_cast<u32*>(MailboxPlain(slot, inline_words));
+  // Payload word p is record word kLlHeaderWords + p, window word base + that.
+  auto put = [&](u32 p, u32 data) {
+    if (plain) {
+      plain_out[p] = data;
+    } else {
+      StoreRelaxedGpu(slot + kMailHeaderWords + p, LlWord(data, mflag));
+    }
+  };
+  const u32 first_end = kWindowWords - base;  // record words the window holds
+#pragma unroll
+  for (u32 k = 0; k < kWindowLoads; ++k) {
+#pragma unroll
+    for (u32 j = 0; j < 2; ++j) {
+      const u32 i = k * 64 + 2 * lane + j;
+      if (i >= base + kLlHeaderWords && i < base + kLlHeaderWords + words) put(i - base - kLlHeaderWords, LlData(win.v[k][j]));
+    }
+  }
+  // The rest of a large record, a 64-word pass at a time.
+  const u32 record_words = kLlHeaderWords + words;
+  const u64* rslot = LlSlot(ring.slots, ring.slot_words, ring.log2, ring.head + base / ring.slot_words);
+  const u32 rflag = LlFlag(ring.head + base / ring.slot_words, ring.log2);
+  for (u32 from = first_end; from < record_words; from += 64) {
+    const u32 i = from + 2 * lane;
+    u64 a = 0, b = 0;
+    bool ok;
+    do {
+      if (i < record_words) LoadRelaxedSysPair(rslot + i, &a, &b);
+      ok = (i >= record_words || LlWordFlag(a) == rflag) && (i + 1 >= record_words || LlWordFlag(b) == rflag);
+    } while (!__all_sync(0xFFFFFFFFu, ok));
+    if (i < record_words) put(i - kLlHeaderWords, LlData(a));
+    if (i + 1 < record_words) put(i + 1 - kLlHeaderWords, LlData(b));
+  }
+  // A plain payload: every lane's stores before lane 0's header.
+  if (plain) __threadfence();
+  __syncwarp();
+  if (lane == 0) {
+    MailHeader m;
+    m.type = h.type;
+    m.size = h.size;
+    m.sender = kHostActorValue;
+    m.flags = plain ? kMailPlain : 0u;
+    m.correlation = h.correlation;
+    m.hlc = h.hlc;
+    u32 hw[kMailHeaderWords];
+    MailHeaderToWords(m, hw);
+    for (u32 x = 0; x < kMailHeaderWords; x += 2) {
+      StoreLlPairGpu(slot + x, LlWord(hw[x], mflag), LlWord(hw[x + 1], mflag));
+    }
+  }
+  __syncwarp();
+  return true;
+}
+
+// Polls the worker's host ring and delivers what is there, in order. Called
+// by the whole of warp 0. Returns the records consumed.
+__device__ u32 ServeHostRing(WorkerThread& w, HostRing& ring, DirectSlot* slots, u32 count, u64 now) {
+  const SystemParams* sys = w.sys;
+  const u32 lane = LaneId();
+  if (ring.broken) return 0;
+  const bool wide = now - ring.last_record_ns < sys->idle_spin_ns;
+  if (!wide) {
+    // Quiet: one 16-byte load tells whether the next record has begun.
+    u64 a = 0, b = 0;
+    if (lane == 0) LoadRelaxedSysPair(LlSlot(ring.slots, ring.slot_words, ring.log2, ring.head), &a, &b);
+    const u32 flag = LlFlag(ring.head, ring.log2);
+    const bool begun = __shfl_sync(0xFFFFFFFFu, LlWordFlag(a) == flag, 0);
+    if (!begun) {
+      if (ring.released != ring.head) {
+        if (lane == 0) LlRelease(ring.hdr, ring.head);
+        ring.released = ring.head;
+      }
+      return 0;
+    }
+  }
+  Window win;
+  LoadWindow(ring, &win);
+  const u32 per_window = ring.slot_words <= kWindowWords ? kWindowWords / ring.slot_words : 1;
+  u32 consumed = 0;
+  for (u32 r = 0; r < per_window; ++r) {
+    const u32 base = r * ring.slot_words;
+    if (!WindowComplete(ring, win, base, base + kLlHeaderWords)) break;
+    u32 hw[kLlHeaderWords];
+#pragma unroll
+    for (u32 x = 0; x < kLlHeaderWords; ++x) hw[x] = LlData(WindowWord(win, base + x));
+    const LlHeader h = LlHeaderFromWords(hw);
+    if (h.size > sys->max_payload || h.type >= kControlTypeBase) {
+      // A corrupt record: the host never writes one. Say so and stop reading
+      // this ring rather than guess where the next record starts.
+      if (lane == 0) StoreReleaseSys(&sys->control->ingress_error.value, ring.head + r + 1);
+      ring.broken = 1;
+      break;
+    }
+    const u32 record_words = kLlHeaderWords + (h.size + 3) / 4;
+    const u32 in_window = base + record_words <= kWindowWords ? record_words : kWindowWords - base;
+    if (!WindowComplete(ring, win, base, base + in_window)) break;
+    // One of the first actors: hand a small thread-handler message over in
+    // shared memory while none of its host messages wait in its mailbox;
+    // wait while its slot is full (its owner empties it within an
+    // iteration), so that nothing forwarded overtakes it.
+    const u32 pos = h.peer;
+    DirectSlot* slot = pos < kDirectSlots && pos < count ? &slots[pos] : nullptr;
+    bool direct = false;
+    if (slot != nullptr) {
+      u32 full = 0, pending = 0, actor = 0, type = 0, failed = 0;
+      if (lane == 0) {
+        full = *static_cast<volatile u32*>(&slot->full);
+        pending = *static_cast<volatile u32*>(&slot->pending);
+        actor = *static_cast<volatile u32*>(&slot->actor);
+        type = *static_cast<volatile u32*>(&slot->type);
+        failed = *static_cast<volatile u32*>(&slot->failed);
+      }
+      full = __shfl_sync(0xFFFFFFFFu, full, 0);
+      pending = __shfl_sync(0xFFFFFFFFu, pending, 0);
+      actor = __shfl_sync(0xFFFFFFFFu, actor, 0);
+      type = __shfl_sync(0xFFFFFFFFu, type, 0);
+      failed = __shfl_sync(0xFFFFFFFFu, failed, 0);
+      if (full != 0 || actor == 0) break;  // retried on the next poll
+      direct = actor == h.actor + 1 && failed == 0 && pending == 0 && h.size <= 4 * kDirectWords &&
+               record_words <= in_window && HandlerKindOf(type, h.type) == 1;
+    }
+    if (direct) {
+      const u32 words = (h.size + 3) / 4;
+      for (u32 p = 0; p < words; ++p) {
+        const u32 v = LlData(WindowWord(win, base + kLlHeaderWords + p));
+        if (lane == 0) slot->payload[p] = v;
+      }
+      if (lane == 0) {
+        slot->size = h.size;
+        slot->msg_type = h.type;
+        slot->correlation = h.correlation;
+        slot->hlc = h.hlc;
+        __threadfence_block();
+        *static_cast<volatile u32*>(&slot->full) = 1;
+      }
+      __syncwarp();
+    } else {
+      // Forward (or report) through the mailbox.
+      DeadLetterReason reason = DeadLetterReason::kNone;
+      TargetInfo t{};
+      if (h.actor >= sys->max_actors) {
+        reason = DeadLetterReason::kNoActor;
+      } else {
+        t = ReadTarget(&sys->actors[h.actor]);
+        if (t.status != static_cast<u32>(ActorState::kRunning)) {
+          reason = DeadLetterReason::kNoActor;
+        } else if (HandlerKindOf(t.type, h.type) == 0) {
+          reason = DeadLetterReason::kNoHandler;
+        } else if (h.size > MailboxMaxPayload(t.shape, t.slot_bytes)) {
+          reason = DeadLetterReason::kTooLarge;
+        }
+      }
+      if (reason == DeadLetterReason::kNone) {
+        if (!ForwardHostRecord(w, ring, win, base, h, t)) {
+          // Full: give its owner until the timeout to make room (serving
+          // this warp's own mailboxes meanwhile), then report the message
+          // rather than hold every other actor's input back.
+          if (ring.full_since_ns == 0) ring.full_since_ns = now;
+          if (now - ring.full_since_ns <= sys->ingress_full_timeout_ns &&
+              LoadRelaxedGpu32(&sys->actors[h.actor].status) == static_cast<u32>(ActorState::kRunning)) {
+            break;
+          }
+          reason = DeadLetterReason::kMailboxFull;
+        } else if (slot != nullptr && lane == 0) {
+          atomicAdd(&slot->pending, 1u);
+        }
+      }
+      ring.full_since_ns = 0;
+      if (reason != DeadLetterReason::kNone) {
+        if (lane == 0) {
+          DeadLetterFromRing(sys, WorkerOutRing(sys, w.worker, w.out), h,
+                             LlSlot(ring.slots, ring.slot_words, ring.log2, ring.head + r), reason);
+          atomicAdd(&sys->shared->ingress_dead.value, 1ull);
+          if (h.actor < sys->max_actors) atomicAdd(&sys->actors[h.actor].rejected, 1ull);
+        }
+        __syncwarp();
+      }
+    }
+    ++consumed;
+    if (record_words > in_window) break;  // a large record: the window is spent
+  }
+  if (consumed != 0) {
+    if (lane == 0) {
+      for (u32 r = 0; r < consumed; ++r) {
+        const u64 pos = ring.head + r;
+        u64* slot = const_cast<u64*>(LlSlot(ring.slots, ring.slot_words, ring.log2, pos));
+        const u32 flag = LlFlag(pos, ring.log2);
+        if ((flag & 0x3FFFFFFFu) == 0) {
+          LlStampUnusedWords(slot, ring.slot_words, flag, LlData(LoadRelaxedSys(slot + 1)));
+        }
+      }
+      atomicAdd(&sys->shared->ingress_messages.value, static_cast<unsigned long long>(consumed));
+    }
+    ring.head += consumed;
+    ring.last_record_ns = now;
+    if (ring.head - ring.released >= kHostReleaseBatch) {
+      if (lane == 0) LlRelease(ring.hdr, ring.head);
+      ring.released = ring.head;
+    }
+  } else if (ring.released != ring.head) {
+    if (lane == 0) LlRelease(ring.hdr, ring.head);
+    ring.released = ring.head;
+  }
+  return consumed;
+}
+
+// ---- The worker loop. ----
+
+// Shared-memory requests raised by any thread and served by the whole block.
+constexpr u32 kRequestBlockWork = 1;
+constexpr u32 kRequestHalt = 2;
+
+// Runs the block handler of the message at the head of the actor at list
+// position `a` (queued by its owner). Called by every thread of the block.
+__device__ void RunBlockMessage(WorkerThread& w, u32 a, u8* smem, u64* s_hlc, unsigned long long* s_handled,
+                                DirectSlot* slots) {
+  const SystemParams* sys = w.sys;
+  const u32 tid = threadIdx.x;
+  const u32* list = sys->worker_lists + static_cast<u64>(w.worker) * sys->max_actors_per_worker;
+  // Everyone reads the actor afresh (its owner stored and released it).
+  OwnedActor o = LoadOwned(sys, list[a]);
+  u64* slot = MailboxSlotAt(o.box, o.log2, o.slot_bytes, o.head);
+  const u32 flag = LlFlag(o.head, o.log2);
+  MailRecord r;
+  // The owner saw it complete; everyone reads the same words.
+  while (!MailboxTryTake(slot, o.inline_words, flag, 8, &r, w.buf)) {
+  }
+  if (tid == 0) {
+    MarkRunning(w, RunningEntry(o.index, r.h.type));
+    // One stamp for the whole block, so ctx.now() agrees on every rank.
+    *s_hlc = HlcMerge(o.hlc, r.h.hlc, GlobalTimerNs());
+  }
+  __syncthreads();
+  Ctx ctx;
+  InitCtx(ctx, w, o, r.h, *s_hlc, smem, 1);
+  if (!o.failed) DispatchBlock(o.type, o.state, r.h.type, r.payload, ctx);
+  __syncthreads();
+  if (tid == 0) {
+    // Thread 0 (the leader) is the one that sends and fails.
+    if (o.failed) {
+      DeadLetter(sys, WorkerOutRing(sys, w.worker, w.out), DeadLetterReason::kActorFailed, o.index, r.h, r.payload);
+      ++o.dead_lettered;
+    } else {
+      o.hlc = ctx.d_.hlc;
+      AddSends(o, ctx.d_);
+      ++o.handled;
+      if (ctx.d_.failed) o.failed = 1;
+    }
+    if (r.h.sender == kHostActorValue && a < kDirectSlots) atomicSub(&slots[a].pending, 1u);
+    if (o.failed && a < kDirectSlots) slots[a].failed = 1;
+    MailboxStampUnused(slot, o.inline_words, flag, r.h);
+    ++o.head;
+    StoreOwned(o);
+    ++*s_handled;
+    MailboxRelease(o.box, o.head);
+    MarkRunning(w, 0);
+  }
+  __syncthreads();
+}
+
+// Takes the message the poller handed over in `d`, if any, and handles it.
+// Only after the owner found its mailbox empty (see the top of this file).
+__device__ u32 ServeDirect(WorkerThread& w, OwnedActor& o, DirectSlot* d) {
+  if (*static_cast<volatile u32*>(&d->full) == 0) return 0;
+  __threadfence_block();
+  MailRecord r;
+  r.h.type = d->msg_type;
+  r.h.size = d->size;
+  r.h.sender = kHostActorValue;
+  r.h.flags = 0;
+  r.h.correlation = d->correlation;
+  r.h.hlc = d->hlc;
+  const u32 words = (r.h.size + 3) / 4;
+  for (u32 i = 0; i < words; ++i) w.buf[i] = d->payload[i];
+  r.payload = reinterpret_cast<const u8*>(w.buf);
+  // The slot is free for the next message once its words are copied out.
+  __threadfence_block();
+  *static_cast<volatile u32*>(&d->full) = 0;
+  MarkRunning(w, RunningEntry(o.index, r.h.type));
+  HandleOne(w, o, r);
+  ++o.direct;
+  o.hot = 64;
+  o.quiet = 0;
+  if (o.failed) d->failed = 1;
+  return 1;
+}
+
+__device__ void WorkerLoop(const SystemParams* sys, u32 worker, u8* smem) {
+  const u32 tid = threadIdx.x;
+  const u32 lane = LaneId();
+  const u32 warp = tid / 32;
+  const u32 owners = OwnerCount();
+  // This thread's first list position (kNoActorValue: warp 0, the poller).
+  const u32 first = tid >= kFirstOwner ? tid - kFirstOwner : kNoActorValue;
+  u32* pending = reinterpret_cast<u32*>(smem + AlignUp(sys->scratch_bytes, 16));
+  __shared__ u32 s_request;
+  __shared__ u32 s_pending_count;
+  __shared__ unsigned long long s_handled;
+  __shared__ unsigned long long s_hlc;
+  __shared__ OutboundCursor s_out;
+  __shared__ DirectSlot s_direct[kDirectSlots];
+  if (tid == 0) {
+    s_request = 0;
+    s_pending_count = 0;
+    s_handled = 0;
+    s_out.tail = 0;
+    s_out.cached_head = 0;
+  }
+  if (tid < kDirectSlots) {
+    s_direct[tid].full = 0;
+    s_direct[tid].pending = 0;
+    s_direct[tid].actor = 0;
+    s_direct[tid].failed = 0;
+  }
+  __syncthreads();
+  const u32* list = sys->worker_lists + static_cast<u64>(worker) * sys->max_actors_per_worker;
+  WorkerStats* stats = &sys->worker_stats[worker];
+  WorkerThread w;
+  w.sys = sys;
+  w.worker = worker;
+  w.out = &s_out;
+  w.running = 0;
+  DirectSlot* my_direct = first < kDirectSlots ? &s_direct[first] : nullptr;
+  HostRing ring{};
+  if (warp == 0) {
+    ring.hdr = WorkerRing(sys->worker_in, sys->worker_ring_bytes, worker);
+    ring.slots = RingSlots(ring.hdr);
+    ring.log2 = sys->worker_in_log2;
+    ring.slot_words = sys->slot_words;
+  }
+  u32 count = 0;
+  bool have_mine = false;
+  OwnedActor mine{};
+  u64 iterations = 0;
+  u64 last_work_ns = __shfl_sync(0xFFFFFFFFu, GlobalTimerNs(), 0);
+  u32 backoff = 0;
+  for (;;) {
+    ++iterations;
+    // Everything a warp decides on together comes from its lane 0: after a
+    // divergent branch its lanes need not have reconverged, and lanes that
+    // read the same word at different moments could disagree.
+    // New actors are looked for every 16 iterations (a trip to memory the
+    // message paths need not wait for on every poll).
+    const u32 fresh = (iterations & 15) == 1
+                          ? __shfl_sync(0xFFFFFFFFu, LoadRelaxedGpu32(&sys->worker_counts[worker]), 0)
+                          : count;
+    if (fresh != count) {
+      // Pick up actors spawned on this worker (the service warp
+      // release-stores the count after the actor's record).
+      count = __shfl_sync(0xFFFFFFFFu, LoadAcquireGpu32(&sys->worker_counts[worker]), 0);
+      if (!have_mine && first < count) {
+        mine = LoadOwned(sys, list[first]);
+        have_mine = true;
+        if (my_direct != nullptr) {
+          my_direct->type = mine.type;
+          my_direct->failed = mine.failed;
+          __threadfence_block();
+          *static_cast<volatile u32*>(&my_direct->actor) = mine.index + 1;
+        }
+      }
+    }
+    const u64 now = __shfl_sync(0xFFFFFFFFu, GlobalTimerNs(), 0);
+    u32 did = 0;
+    bool want_block = false;
+    if (warp == 0) {
+      // The poller. Only a worker with actors has host messages: the others
+      // never touch the bus.
+      if (count != 0) did |= ServeHostRing(w, ring, s_direct, count, now);
+    } else {
+      if (have_mine) {
+        bool block = false;
+        const u32 n = ServeMailbox(w, mine, my_direct, true, &block);
+        if (n != 0) {
+          did = 1;
+          atomicAdd(&s_handled, static_cast<unsigned long long>(n));
+        }
+        if (block) {
+          pending[atomicAdd(&s_pending_count, 1u)] = first;
+          want_block = true;
+        } else if (n < sys->batch_max && my_direct != nullptr) {
+          did |= ServeDirect(w, mine, my_direct);
+        }
+        if (my_direct != nullptr && mine.failed) my_direct->failed = 1;
+      }
+      for (u32 a = first + owners; a < count; a += owners) {
+        OwnedActor o = LoadOwned(sys, list[a]);
+        bool block = false;
+        const u32 n = ServeMailbox(w, o, nullptr, false, &block);
+        if (n != 0) {
+          did = 1;
+          atomicAdd(&s_handled, static_cast<unsigned long long>(n));
+        }
+        if (block) {
+          pending[atomicAdd(&s_pending_count, 1u)] = a;
+          want_block = true;
+        }
+      }
+    }
+    if (want_block) atomicOr(&s_request, kRequestBlockWork);
+    if (tid == 0 && (iterations & 63) == 0) {
+      if (LoadRelaxedGpu(&sys->shared->run.value) >= static_cast<u64>(KernelState::kHalting)) {
+        atomicOr(&s_request, kRequestHalt);
+      }
+      StoreRelaxedGpu(&stats->iterations, iterations);
+      StoreRelaxedGpu(&stats->handled, s_handled);
+    }
+    // Block work and halting: the whole block meets only when asked to.
+    if (__any_sync(0xFFFFFFFFu, *static_cast<volatile u32*>(&s_request) != 0)) {
+      __syncthreads();
+      const u32 request = *static_cast<volatile u32*>(&s_request);
+      const u32 n_pending = *static_cast<volatile u32*>(&s_pending_count);
+      for (u32 i = 0; i < n_pending; ++i) {
+        const u32 a = pending[i];
+        RunBlockMessage(w, a, smem, &s_hlc, &s_handled, s_direct);
+        if (a == first) mine = LoadOwned(sys, list[a]);
+      }
+      if (n_pending != 0) did = 1;
+      __syncthreads();
+      if (tid == 0) {
+        s_pending_count = 0;
+        s_request = 0;
+      }
+      __syncthreads();
+      if (request & kRequestHalt) break;
+    }
+    // Idle: after idle_spin_ns without work, this warp sleeps between polls
+    // (and its threads leave the running table).
+    if (__any_sync(0xFFFFFFFFu, did != 0)) {
+      last_work_ns = now;
+      backoff = 0;
+    } else if (now - last_work_ns > sys->idle_spin_ns) {
+      MarkRunning(w, 0);
+      if (sys->idle_backoff_max_ns != 0) {
+        backoff = backoff == 0 ? 64 : (backoff * 2 > sys->idle_backoff_max_ns ? sys->idle_backoff_max_ns : backoff * 2);
+        __nanosleep(backoff);
+      }
+    }
+  }
+  if (have_mine) {
+    StoreOwned(mine);
+    ReleaseOwned(mine);
+  }
+  MarkRunning(w, 0);
+  if (warp == 0 && lane == 0 && ring.released != ring.head) LlRelease(ring.hdr, ring.head);
+  if (tid == 0) {
+    StoreRelaxedGpu(&stats->iterations, iterations);
+    StoreRelaxedGpu(&stats->handled, s_handled);
+    StoreRelaxedGpu(&stats->exited, 1);
+    FetchAddGpu(&sys->shared->workers_exited.value, 1);
+  }
+}
+
+}  // namespace detail
+}  // namespace rk
+
+#endif  // RINGKERNEL_DEVICE_RT_WORKER_CUH_
