@@ -17,14 +17,24 @@
 // Faults (traps, stuck handlers) are in fault_gpu_test.cc. Every test skips
 // with the reason when there is no CUDA device.
 #include <atomic>
+#include <cstdint>
 #include <iostream>
 #include <map>
+#include <set>
 #include <thread>
 #include <vector>
 
+#include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "jit/codegen.h"
+#include "jit/nvrtc_compiler.h"
 #include "ringkernel/runtime.h"
+#include "runtime/cuda_driver.h"
+#include "runtime/device_buffer.h"
+#include "runtime/module.h"
+#include "runtime/primary_context.h"
+#include "runtime/stream.h"
 #include "tests/gpu_test_support.h"
 #include "tests/test_support.h"
 
@@ -369,6 +379,141 @@ TEST_F(SystemGpuTest, StatsAreReadWhileTheKernelRuns) {
   uint64_t beats = 0;
   for (const WorkerStatsView& w : b->workers) beats += w.heartbeat;
   EXPECT_GT(beats, 0u);
+}
+
+// The application's own kernel for the test below: block b of T threads
+// sums b*T + t over its threads in shared memory (so every thread of the
+// block must run) and writes out[2b] = sum ^ seed and out[2b+1] = the SM it
+// ran on.
+constexpr char kApplicationKernel[] = R"(
+extern "C" __global__ void rk_app_block_sums(unsigned long long* out, unsigned long long seed) {
+  __shared__ unsigned long long sum;
+  if (threadIdx.x == 0) sum = 0;
+  __syncthreads();
+  atomicAdd(&sum, static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x);
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    unsigned smid;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+    out[2 * blockIdx.x] = sum ^ seed;
+    out[2 * blockIdx.x + 1] = smid;
+  }
+}
+)";
+
+// Polls `stream` (never blocks in the driver) until its work is done (true),
+// it fails (the error), or `timeout` passes (false).
+absl::StatusOr<bool> PollStream(const cuda::Stream& stream, absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  for (;;) {
+    absl::StatusOr<bool> done = stream.Query();
+    if (!done.ok() || *done) return done;
+    if (absl::Now() >= deadline) return false;
+    absl::SleepFor(absl::Microseconds(200));
+  }
+}
+
+// Test goals: a System started with SystemOptions::workers well below the
+// maximum leaves the rest of the GPU to the application. With 4 workers the
+// persistent kernel holds 5 blocks (4 workers and the service block); while
+// it runs (an Ask has been answered), the application compiles its own
+// kernel with NVRTC and launches it through the driver on its own
+// non-blocking stream, one block per SM. That kernel must finish within 10 s
+// with every block's result right; the system must then still answer, and
+// Stop must report nothing lost.
+TEST_F(SystemGpuTest, FewWorkersLeaveRoomForTheApplicationsOwnKernels) {
+  constexpr uint32_t kWorkers = 4;
+  constexpr uint32_t kThreads = 256;
+  constexpr uint64_t kSeed = 0x5EED0000C0FFEEull;
+  const DeviceInfo& info = runtime_->device();
+  ASSERT_GT(info.multiprocessors, static_cast<int>(kWorkers) + 1)
+      << "this test needs a GPU with more SMs than the system's " << kWorkers + 1 << " blocks";
+
+  SystemOptions o;
+  o.workers = kWorkers;
+  auto sys = StartSystem(o);
+  ASSERT_NE(sys, nullptr);
+  EXPECT_EQ(sys->workers(), kWorkers);
+  const ActorId neighbour = SpawnOrDie(*sys, "Fragile", "neighbour");
+  absl::StatusOr<Poked> poked = sys->Ask<Poked>(neighbour, Poke{0}, kAsk);
+  ASSERT_TRUE(poked.ok()) << poked.status();
+  EXPECT_EQ(poked->pokes, 1);
+  ASSERT_EQ(sys->phase(), KernelPhase::kRunning);
+
+  // The application's side, in the same (primary) context as the system.
+  absl::StatusOr<cuda::PrimaryContext> context = cuda::PrimaryContext::Create(info.ordinal);
+  ASSERT_TRUE(context.ok()) << context.status();
+  ASSERT_TRUE(context->MakeCurrent().ok());
+  absl::StatusOr<const cuda::DriverApi*> cu = cuda::Driver();
+  ASSERT_TRUE(cu.ok()) << cu.status();
+  jit::GeneratedUnit unit;
+  unit.name = "rk_application_kernel.cu";
+  unit.source = kApplicationKernel;
+  std::vector<jit::Diagnostic> diagnostics;
+  absl::StatusOr<jit::NvrtcOutput> compiled = jit::CompileForArch(unit, info.arch(), false, &diagnostics);
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  absl::StatusOr<cuda::Module> module = cuda::Module::Create(compiled->cubin.bytes, "application kernel");
+  ASSERT_TRUE(module.ok()) << module.status();
+  absl::StatusOr<CUfunction> kernel = module->GetFunction("rk_app_block_sums");
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+
+  const uint32_t blocks = static_cast<uint32_t>(info.multiprocessors);  // one block per SM
+  // No zeroing and no synchronous copies: those go through the legacy
+  // stream, which waits for the persistent kernel (until it exits). The
+  // kernel writes every word, and the result comes back on our own stream.
+  absl::StatusOr<cuda::DeviceBuffer> out = cuda::DeviceBuffer::Create(size_t{blocks} * 2 * 8);
+  ASSERT_TRUE(out.ok()) << out.status();
+  absl::StatusOr<cuda::Stream> stream = cuda::Stream::Create({.non_blocking = true});
+  ASSERT_TRUE(stream.ok()) << stream.status();
+  CUdeviceptr out_ptr = out->get();
+  uint64_t seed = kSeed;
+  void* params[] = {&out_ptr, &seed};
+  ASSERT_EQ((*cu)->cuLaunchKernel(*kernel, blocks, 1, 1, kThreads, 1, 1, 0, stream->get(), params, nullptr),
+            CUDA_SUCCESS);
+  absl::StatusOr<bool> done = PollStream(*stream, absl::Seconds(10));
+  if (!done.ok() || !*done) {
+    // Let the kernel have the SMs, so that it ends before its module and
+    // buffer are released, then fail.
+    (void)sys->Stop();
+    (void)PollStream(*stream, absl::Seconds(10));
+    FAIL() << "the application's kernel (" << blocks << " blocks of " << kThreads
+           << " threads) did not finish within 10 s while a system of " << kWorkers << " workers ran: "
+           << (done.ok() ? "still running" : done.status().ToString());
+  }
+
+  std::vector<uint64_t> result(size_t{blocks} * 2);
+  ASSERT_TRUE(out->DownloadAsync(*stream, result.data(), result.size() * 8).ok());
+  done = PollStream(*stream, absl::Seconds(10));
+  ASSERT_TRUE(done.ok() && *done) << "the copy of the results did not finish within 10 s";
+  std::set<uint64_t> sms;
+  for (uint32_t b = 0; b < blocks; ++b) {
+    const uint64_t sum = uint64_t{b} * kThreads * kThreads + uint64_t{kThreads} * (kThreads - 1) / 2;
+    ASSERT_EQ(result[2 * b], sum ^ kSeed) << "block " << b;
+    sms.insert(result[2 * b + 1]);
+  }
+  std::cout << "application kernel: " << blocks << " blocks ran on " << sms.size() << " of "
+            << info.multiprocessors << " SMs beside a system of " << sys->workers() << " workers\n";
+
+  // The system went on meanwhile, and loses nothing.
+  poked = sys->Ask<Poked>(neighbour, Poke{0}, kAsk);
+  ASSERT_TRUE(poked.ok()) << poked.status();
+  EXPECT_EQ(poked->pokes, 2);
+  EXPECT_TRUE(sys->Health().ok());
+  absl::StatusOr<StopReport> rep = sys->Stop();
+  ASSERT_TRUE(rep.ok()) << rep.status();
+  EXPECT_TRUE(rep->drained) << rep->ToString();
+  EXPECT_EQ(rep->unhandled, 0u) << rep->ToString();
+  EXPECT_TRUE(rep->dead_letters.empty()) << rep->ToString();
+  EXPECT_TRUE(rep->failures.empty()) << rep->ToString();
+  EXPECT_TRUE(rep->undelivered.empty()) << rep->ToString();
+  const ActorStats* n = nullptr;
+  for (const ActorStats& a : rep->actors) {
+    if (a.name == "neighbour") n = &a;
+  }
+  ASSERT_NE(n, nullptr);
+  EXPECT_EQ(n->received, 2u) << n->ToString();
+  EXPECT_EQ(n->handled, 2u) << n->ToString();
+  EXPECT_EQ(n->dead_lettered, 0u) << n->ToString();
 }
 
 }  // namespace
