@@ -14,7 +14,7 @@
 #               fault on purpose), and API errors are not reported (tests
 #               provoke them on purpose and check the Status they become)
 #
-# Each case has 120 s (300 s under a sanitizer, where the tests also run at
+# Each case has 120 s (RK_CASE_TIMEOUT overrides; 300 s under a sanitizer, where the tests also run at
 # RINGKERNEL_TEST_SCALE=0.01 on 4 workers).
 # Missing devices fail the run instead of skipping (RINGKERNEL_REQUIRE_GPU=1).
 # Exit status: 0 if every case passed.
@@ -77,7 +77,7 @@ for d in "${bin_dirs[@]}"; do
       case "$line" in
         "  "*) case_name="$suite$(echo "$line" | awk '{print $1}')"
                echo "$case_name" | grep -Eq "$filter" || continue
-               run_case 120 "$binary" "$case_name" "$name.$case_name"
+               run_case "${RK_CASE_TIMEOUT:-120}" "$binary" "$case_name" "$name.$case_name"
                if [ -n "$sanitize" ] && ! echo "$case_name" | grep -Eq "Fault|Trap"; then
                  for tool in ${sanitize//,/ }; do
                    # actorc's scripts wait for replies with fixed timeouts,
