@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "bench/baselines.h"
 #include "bench/hopper.h"
 #include "jit/codegen.h"
 #include "jit/nvrtc_compiler.h"
@@ -46,6 +47,25 @@ SystemOptions BaseSystemOptions(const Options& o) {
   so.track_running = o.track_running != 0;
   so.idle_backoff = absl::Nanoseconds(o.idle_backoff_ns);
   return so;
+}
+
+uint64_t PayloadXor(int size, uint64_t n) {
+  // Word 0 is the seq; words 1 … size/8-1 are the same pad in every message,
+  // so they cancel in pairs and remain once when n is odd.
+  uint64_t pad = 0;
+  for (int w = 1; w < size / 8; ++w) {
+    uint64_t x = 0;
+    for (int k = 0; k < 8; ++k) x |= uint64_t{static_cast<unsigned char>(w * 8 + k - 8)} << (8 * k);
+    pad ^= x;
+  }
+  // 0 ^ 1 ^ … ^ m has the closed form m, 1, m + 1, 0 for m mod 4 = 0, 1, 2, 3.
+  uint64_t seqs = 0;
+  if (n > 0) {
+    const uint64_t m = n - 1;
+    const uint64_t forms[4] = {m, 1, m + 1, 0};
+    seqs = forms[m % 4];
+  }
+  return seqs ^ ((n % 2) != 0 ? pad : 0);
 }
 
 double Quantile(std::vector<double>& v, double p) {
@@ -102,6 +122,10 @@ absl::StatusOr<std::unique_ptr<cuda::Module>> LoadKernels(const std::string& nam
 }
 
 absl::Status CheckKernels() {
+  for (const char* arch : {"sm_89", "sm_90"}) {
+    RK_RETURN_IF_ERROR(CompileKernels("rk_bench_baselines.cu", BaselineKernelSource(), arch).status());
+    std::printf("kernels: the baselines (exp1, hop, paths) compile for %s\n", arch);
+  }
   for (const char* arch : {"sm_89", "sm_90"}) {
     RK_RETURN_IF_ERROR(CompileKernels("rk_bench_mixed.cu", MixedKernelSource(), arch).status());
     std::printf("kernels: exp5 traditional model compiles for %s\n", arch);

@@ -4,7 +4,8 @@
 // recorder, handlers/bench.cu's message types (generated), small helpers, and
 // the entry point of each experiment (one per file: exp_throughput.cc for
 // experiments 2 and 3, exp_sustained.cc, exp_mixed.cc, exp_memory.cc,
-// exp_fault.cc, hopper.cc for experiment 8).
+// exp_fault.cc, hopper.cc for experiment 8, exp_paths.cc for the message
+// paths of issue 8).
 //
 // Every measurement is one CSV row
 //   experiment,configuration,trial,iteration,metric,value,unit,timestamp
@@ -71,6 +72,19 @@ struct Options {
   std::string exp7_faults = "nan,hang";
   // exp8: round trips per launch.
   int exp8_rounds = 10000;
+  // paths: messages per host or one-pair K2K burst, measured bursts per
+  // throughput configuration and warm-up bursts before them, messages per
+  // pair in the aggregate burst, its pairs (0: one per worker block),
+  // background pairs under the Asks, Asks after 1 s of quiet, and seconds of
+  // power sampling per state.
+  int paths_messages = 50000;
+  int paths_bursts = 5;
+  int paths_warmup_bursts = 1;
+  int paths_aggregate_messages = 10000;
+  int paths_pairs = 0;
+  int paths_background_pairs = 4;
+  int paths_quiet_asks = 3;
+  int paths_power_seconds = 3;
 };
 
 // Appends rows to the CSV (a header first if the file is empty) and keeps
@@ -101,6 +115,11 @@ struct Bench {
 // SystemOptions with rkbench's common settings (--track-running,
 // --idle-backoff-ns).
 SystemOptions BaseSystemOptions(const Options& o);
+
+// The XOR of every 8-byte word of the messages with seq 0 … n-1 of `size`
+// bytes (a multiple of 8) whose pad byte i holds i mod 256 — what a Drain or
+// Sink64 accumulates for a stream a Streamer, a Pump or the host sent.
+uint64_t PayloadXor(int size, uint64_t n);
 
 // The p-quantile (0..1) of `v` (sorted in place); 0 for an empty vector.
 double Quantile(std::vector<double>& v, double p);
@@ -133,13 +152,16 @@ absl::Status Exp3Scaling(const Bench& b);
 absl::Status Exp4Sustained(const Bench& b);
 absl::Status Exp5Mixed(const Bench& b);
 absl::Status Exp6Memory(const Bench& b);
+// The message paths of issue 8 (exp_paths.cc).
+absl::Status ExpPaths(const Bench& b);
 // Leaves the process's GPU unusable when a stuck handler is among the
 // faults: run it last. Sets *abandoned when a system had to be abandoned.
 absl::Status Exp7FaultIsolation(const Bench& b, bool* abandoned);
 // (Experiment 8 is in hopper.h.)
 
-// Compiles rkbench's stand-alone kernels (exp5's traditional model for
-// sm_89 and sm_90, exp8's for sm_90) with NVRTC; needs no GPU.
+// Compiles rkbench's stand-alone kernels (the baselines and exp5's
+// traditional model for sm_89 and sm_90, exp8's for sm_90) with NVRTC;
+// needs no GPU.
 absl::Status CheckKernels();
 // exp5's traditional-model kernels.
 std::string MixedKernelSource();

@@ -55,22 +55,6 @@ P MakePayload() {
   return p;
 }
 
-// The XOR of every 8-byte word of messages 0..n-1 of `size` bytes, as the
-// Drain computes it.
-uint64_t ExpectedWords(int size, int n) {
-  std::vector<unsigned char> bytes(static_cast<size_t>(size), 0);
-  for (int i = 8; i < size; ++i) bytes[static_cast<size_t>(i)] = static_cast<unsigned char>(i - 8);
-  uint64_t pad = 0;
-  for (int w = 1; w < size / 8; ++w) {
-    uint64_t x;
-    std::memcpy(&x, &bytes[static_cast<size_t>(w) * 8], 8);
-    pad ^= x;
-  }
-  uint64_t x = (n % 2) != 0 ? pad : 0;
-  for (int i = 0; i < n; ++i) x ^= static_cast<uint64_t>(i);
-  return x;
-}
-
 template <class P>
 absl::Status HostSendAll(System& sys, ActorId to, int n) {
   P p = MakePayload<P>();
@@ -129,11 +113,11 @@ absl::StatusOr<BurstResult> Burst(System& sys, ActorId streamer, ActorId drain, 
                                             " messages (the Drain stopped taking them)"));
   }
   if (drained->received != static_cast<uint64_t>(n) || drained->bytes != static_cast<uint64_t>(n) * size ||
-      drained->words != ExpectedWords(size, n) || drained->disorder != 0) {
+      drained->words != PayloadXor(size, static_cast<uint64_t>(n)) || drained->disorder != 0) {
     return absl::InternalError(absl::StrCat("the Drain's burst is wrong: received ", drained->received, " of ", n,
                                             ", ", drained->bytes, " bytes, ", drained->disorder,
                                             " out of order, payload XOR ", drained->words, " (expected ",
-                                            ExpectedWords(size, n), ")"));
+                                            PayloadXor(size, static_cast<uint64_t>(n)), ")"));
   }
   BurstResult r;
   if (k2k) {

@@ -8,9 +8,10 @@
 //   rkbench --experiment NAME [--experiment NAME...] [--trial N] [--warmup 100]
 //           [--iterations 1000] [--csv FILE] [--device N] [experiment flags]
 //
-// Experiments: exp1 (launch overhead), hop (one K2K hop), exp2 … exp8 (see
-// exp_common.h for where each lives), jit (compile times; no GPU), kernels
-// (compile rkbench's own kernels; no GPU), all (exp1, hop, exp2 … exp8).
+// Experiments: exp1 (launch overhead), hop (one K2K hop), paths (the message
+// paths of issue 8), exp2 … exp8 (see exp_common.h for where each lives), jit
+// (compile times; no GPU), kernels (compile rkbench's own kernels; no GPU),
+// all (exp1, hop, paths, exp2 … exp8).
 // exp8 and exp7 run after the others whatever the order given: exp8's
 // kernels need SMs no actor system holds, and a stuck handler (exp7) leaves
 // the GPU unusable for the rest of the process.
@@ -38,6 +39,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "bench/baselines.h"
+#include "bench/build_info.h"  // generated at build time: RK_BENCH_GIT_COMMIT, RK_BENCH_GIT_STATE
 #include "bench/exp_common.h"
 #include "bench/hopper.h"
 #include "cuda.h"
@@ -85,15 +87,56 @@ absl::Status TimeHost(Recorder& rec, const Options& o, const std::string& exp, c
   return absl::OkStatus();
 }
 
-// Experiment 1: what it costs to get one command to the GPU.
+// Times `op` warmup + iterations times with the time-stamp counter and
+// records the measured ones in microseconds, calling `sync` (untimed) before
+// every `per_sync`-th call and after the last: for calls that only enqueue
+// work, so that the queue behind them never fills and makes one wait.
+absl::Status TimeReturns(Recorder& rec, const Options& o, const Tsc& tsc, const std::string& exp,
+                         const std::string& config, int per_sync, const std::function<absl::Status()>& op,
+                         const std::function<absl::Status()>& sync) {
+  std::vector<uint64_t> ticks(static_cast<size_t>(o.iterations));
+  for (int i = 0; i < o.warmup + o.iterations; ++i) {
+    if (i % per_sync == 0) RK_RETURN_IF_ERROR(sync());
+    const uint64_t t0 = Tsc::Now();
+    const absl::Status s = op();
+    const uint64_t t1 = Tsc::Now();
+    RK_RETURN_IF_ERROR(s);
+    if (i >= o.warmup) ticks[static_cast<size_t>(i - o.warmup)] = t1 - t0;
+  }
+  RK_RETURN_IF_ERROR(sync());
+  for (int i = 0; i < o.iterations; ++i) {
+    rec.Add(exp, config, i + 1, "latency_us", tsc.ToUs(ticks[static_cast<size_t>(i)]), "microseconds");
+  }
+  return absl::OkStatus();
+}
+
+// Launches between two synchronisations in launch_return and
+// graph_launch_return: far below the depth of a stream's launch queue (on
+// the order of a thousand launches), so a launch never waits for room.
+constexpr int kLaunchesPerSync = 32;
+
+// Experiment 1: what it costs to get one command to the GPU. Host clock
+// (steady_clock) for the round trips — traditional (pinned 64 B in, launch,
+// sync, 64 B out), launch_sync, graph_launch_sync, the CuPer-style floor
+// cuper_persistent_roundtrip and RingKernel's persistent_ask_roundtrip —
+// and the time-stamp counter for the calls that only enqueue:
+// launch_return and graph_launch_return (the driver call returning) against
+// persistent_send (`Send` returning), with timer_overhead for the record.
 absl::Status Exp1(Runtime& runtime, const Program& program, Recorder& rec, const Options& o) {
   const std::string exp = "exp1_launch_overhead";
+  const Tsc tsc;
   if (!o.skip_baselines) {
-    RK_ASSIGN_OR_RETURN(std::unique_ptr<Baselines> base, Baselines::Create(runtime.device().capability));
+    RK_ASSIGN_OR_RETURN(std::unique_ptr<Baselines> base,
+                        Baselines::Create(runtime.device().ordinal, runtime.device().capability));
     RK_RETURN_IF_ERROR(TimeHost(rec, o, exp, "traditional", "latency_us", [&] { return base->Traditional(); }));
     RK_RETURN_IF_ERROR(TimeHost(rec, o, exp, "launch_sync", "latency_us", [&] { return base->LaunchSync(); }));
     RK_RETURN_IF_ERROR(
         TimeHost(rec, o, exp, "graph_launch_sync", "latency_us", [&] { return base->GraphLaunchSync(); }));
+    // What `Send` is compared with: the enqueue calls returning.
+    RK_RETURN_IF_ERROR(TimeReturns(rec, o, tsc, exp, "launch_return", kLaunchesPerSync,
+                                   [&] { return base->LaunchReturn(); }, [&] { return base->Synchronize(); }));
+    RK_RETURN_IF_ERROR(TimeReturns(rec, o, tsc, exp, "graph_launch_return", kLaunchesPerSync,
+                                   [&] { return base->GraphLaunchReturn(); }, [&] { return base->Synchronize(); }));
     RK_RETURN_IF_ERROR(base->StartPersistent());
     RK_RETURN_IF_ERROR(
         TimeHost(rec, o, exp, "cuper_persistent_roundtrip", "latency_us", [&] { return base->PersistentCommand(); }));
@@ -101,17 +144,28 @@ absl::Status Exp1(Runtime& runtime, const Program& program, Recorder& rec, const
   }
 
   SystemOptions so = BaseSystemOptions(o);
-  so.host_ring_capacity = 8192;  // room for a whole trial of Sends without waiting
   RK_ASSIGN_OR_RETURN(std::unique_ptr<System> sys, runtime.Start(program, so));
   RK_ASSIGN_OR_RETURN(ActorId sink, sys->Spawn("Sink", "sink"));
   RK_ASSIGN_OR_RETURN(ActorId echo, sys->Spawn("Echo", "echo"));
-  // Send: the host's injection, one message into mapped memory.
-  Tsc tsc;
+  // Send: the host's injection, one message into mapped memory. The ring
+  // of a worker holds fewer records than a trial sends (it is sized in
+  // bytes, and this program's largest message is 4 KiB), so every
+  // kSendsPerDrain Sends an untimed Ask lets the sink catch up, exactly as
+  // the launch configurations synchronise between their timed calls.
+  constexpr int kSendsPerDrain = 32;
   unsigned long long seq = 0;
-  for (int i = 0; i < o.warmup; ++i) RK_RETURN_IF_ERROR(sys->Send(sink, Count{++seq}));
+  for (int i = 0; i < o.warmup; ++i) {
+    if (i % kSendsPerDrain == 0) {
+      RK_RETURN_IF_ERROR(sys->Ask<Counted>(sink, CountQuery{0}, absl::Seconds(5)).status());
+    }
+    RK_RETURN_IF_ERROR(sys->Send(sink, Count{++seq}));
+  }
   RK_RETURN_IF_ERROR(sys->Ask<Counted>(sink, CountQuery{0}, absl::Seconds(5)).status());
   std::vector<uint64_t> ticks(o.iterations);
   for (int i = 0; i < o.iterations; ++i) {
+    if (i % kSendsPerDrain == 0) {
+      RK_RETURN_IF_ERROR(sys->Ask<Counted>(sink, CountQuery{0}, absl::Seconds(5)).status());
+    }
     const uint64_t t0 = Tsc::Now();
     absl::Status s = sys->Send(sink, Count{++seq});
     const uint64_t t1 = Tsc::Now();
@@ -142,9 +196,21 @@ absl::Status Exp1(Runtime& runtime, const Program& program, Recorder& rec, const
 }
 
 // One K2K hop, timed on the GPU with %globaltimer: half of each round trip of
-// a rally between two actors on different workers.
+// a rally between two actors on different workers. First, while no actor
+// system holds the SMs, its floor in the same process: two blocks
+// ping-ponging a fenced flag through global memory (raw_flag_one_way).
 absl::Status K2kHop(Runtime& runtime, const Program& program, Recorder& rec, const Options& o) {
   const std::string exp = "k2k_hop";
+  if (!o.skip_baselines) {
+    RK_ASSIGN_OR_RETURN(std::unique_ptr<Baselines> base,
+                        Baselines::Create(runtime.device().ordinal, runtime.device().capability));
+    RK_ASSIGN_OR_RETURN(FlagPingPongResult floor, base->FlagPingPong(o.warmup, o.iterations));
+    for (size_t i = 0; i < floor.one_way_us.size(); ++i) {
+      rec.Add(exp, "raw_flag_one_way", static_cast<int>(i) + 1, "one_hop_us", floor.one_way_us[i], "microseconds");
+    }
+    std::printf("hop: raw flag ping-pong between SMs %u and %u, %.4f ns per SM cycle\n", floor.sm[0], floor.sm[1],
+                floor.ns_per_cycle);
+  }
   RK_ASSIGN_OR_RETURN(std::unique_ptr<System> sys, runtime.Start(program, BaseSystemOptions(o)));
   RK_ASSIGN_OR_RETURN(ActorId a, sys->Spawn("Rallier", "a"));
   RK_ASSIGN_OR_RETURN(ActorId b, sys->Spawn("Rallier", "b"));
@@ -213,7 +279,7 @@ int Usage(const std::string& problem) {
   std::fprintf(stderr,
                "rkbench: %s\n"
                "usage: rkbench --experiment NAME [--experiment NAME...] [options]\n"
-               "  experiments: exp1 hop exp2 exp3 exp4 exp5 exp6 exp7 exp8 all | jit kernels (no GPU)\n"
+               "  experiments: exp1 hop paths exp2 exp3 exp4 exp5 exp6 exp7 exp8 all | jit kernels (no GPU)\n"
                "  --trial N --warmup N --iterations N --csv FILE --device N --track-running 0|1\n"
                "  --idle-backoff-ns N --skip-baselines --jit-cold N --version\n"
                "  --exp2-messages N            messages per burst (20000)\n"
@@ -226,7 +292,14 @@ int Usage(const std::string& problem) {
                "                               ops_per_s sample (100)\n"
                "  --exp6-actors N              actors with 16 KiB of state (256)\n"
                "  --exp7-actors N --exp7-phase-ms N --exp7-faults nan,hang   (32, 2000, nan,hang)\n"
-               "  --exp8-rounds N              round trips per launch (10000)\n",
+               "  --exp8-rounds N              round trips per launch (10000)\n"
+               "  --paths-messages N --paths-bursts N --paths-warmup-bursts N   messages per host or one-pair\n"
+               "                               burst (50000), measured bursts (5), discarded bursts (1)\n"
+               "  --paths-aggregate-messages N --paths-pairs N   messages per pair when every pair streams\n"
+               "                               at once (10000), pairs (0: one per worker block)\n"
+               "  --paths-background-pairs N --paths-quiet-asks N --paths-power-seconds N   streaming pairs\n"
+               "                               under the Asks (4), Asks after 1 s of quiet (3), seconds of\n"
+               "                               power samples per state (3)\n",
                problem.c_str());
   return 2;
 }
@@ -256,6 +329,14 @@ int Main(int argc, char** argv) {
       {"--exp7-actors", &o.exp7_actors},
       {"--exp7-phase-ms", &o.exp7_phase_ms},
       {"--exp8-rounds", &o.exp8_rounds},
+      {"--paths-messages", &o.paths_messages},
+      {"--paths-bursts", &o.paths_bursts},
+      {"--paths-warmup-bursts", &o.paths_warmup_bursts},
+      {"--paths-aggregate-messages", &o.paths_aggregate_messages},
+      {"--paths-pairs", &o.paths_pairs},
+      {"--paths-background-pairs", &o.paths_background_pairs},
+      {"--paths-quiet-asks", &o.paths_quiet_asks},
+      {"--paths-power-seconds", &o.paths_power_seconds},
   };
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -265,7 +346,8 @@ int Main(int argc, char** argv) {
     }
     if (a == "--version") {
       // What a results directory records of the build that produced it.
-      std::cout << "rkbench (RingKernel) built " << __DATE__ << " by g++ " << __VERSION__ << ", CUDA headers "
+      std::cout << "rkbench (RingKernel) commit " << RK_BENCH_GIT_COMMIT << " (" << RK_BENCH_GIT_STATE << "), built "
+                << __DATE__ << " by g++ " << __VERSION__ << ", CUDA headers "
                 << CUDA_VERSION / 1000 << "." << CUDA_VERSION % 1000 / 10 << ", NVRTC " << jit::NvrtcVersion()
                 << "\n";
       std::exit(0);
@@ -288,7 +370,8 @@ int Main(int argc, char** argv) {
   if (o.experiments.empty()) o.experiments = {"exp1", "hop"};
 
   // The GPU experiments, in the order given, but exp8 and then exp7 last.
-  const std::vector<std::string> known = {"exp1", "hop", "exp2", "exp3", "exp4", "exp5", "exp6", "exp8", "exp7"};
+  const std::vector<std::string> known = {"exp1", "hop", "paths", "exp2", "exp3", "exp4",
+                                          "exp5", "exp6", "exp8", "exp7"};
   std::vector<std::string> gpu;
   bool jit = false, kernels = false;
   for (const std::string& e : o.experiments) {
@@ -354,6 +437,7 @@ int Main(int argc, char** argv) {
     absl::Status s;
     if (e == "exp1") s = Exp1(**runtime, *program, rec, o);
     else if (e == "hop") s = K2kHop(**runtime, *program, rec, o);
+    else if (e == "paths") s = ExpPaths(bench);
     else if (e == "exp2") s = Exp2K2kThroughput(bench);
     else if (e == "exp3") s = Exp3Scaling(bench);
     else if (e == "exp4") s = Exp4Sustained(bench);

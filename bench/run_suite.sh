@@ -5,21 +5,40 @@
 #
 #   bench/run_suite.sh [--profile quick|standard|full] [--rkbench PATH] [--out DIR]
 #                      [--trials N] [--warmup-seconds S] [--only E[,E...]]
-#                      [--device N]
+#                      [--device N] [--allow-dirty]
+#   bench/run_suite.sh --stamp
 #
 #   --profile         quick (default): 3 trials, fewer iterations, no warm-up,
-#                     under 3 minutes of GPU time on an H200; standard: 10
-#                     trials, 1000 measured iterations where an iteration is
-#                     cheap and fewer where it is not, no warm-up, about 8
-#                     minutes; full: 10 trials, 100 warm-up and 1000 measured
-#                     iterations everywhere, 300 s of warm-up (hours)
+#                     under 3 minutes of GPU time on an H200 without paths
+#                     (which adds an estimated 30-40 s a trial, 16 of them
+#                     power sampling and quiet Asks); standard: 10 trials,
+#                     1000 measured iterations where an iteration is cheap
+#                     and fewer where it is not, no warm-up, about 8 minutes
+#                     without paths (an estimated 7 more with it); full: 10
+#                     trials, 100 warm-up and 1000 measured iterations
+#                     everywhere, 300 s of warm-up (hours)
 #   --rkbench         the rkbench binary (default: build/bench/rkbench)
 #   --out             the run directory (default: bench/results/PROFILE-UTCTIME);
 #                     it must not already hold raw data
 #   --trials          trials instead of the profile's number
 #   --warmup-seconds  warm-up instead of the profile's
-#   --only            run only these experiments (exp1, hop, exp2 ... exp8, jit)
+#   --only            run only these experiments (exp1, hop, paths, exp2 ... exp8, jit)
 #   --device          the CUDA device rkbench uses and nvidia-smi describes
+#   --allow-dirty     run even though the tree differs from its commit (or
+#                     rkbench was built from another or a modified tree);
+#                     recorded in environment.json and run.json
+#   --stamp           write bench/.source_stamp.json (the commit and every
+#                     tracked file's hash) in a clean git work tree, and exit:
+#                     a copy of the tree without .git (a GPU machine's) then
+#                     proves it is that commit, file by file
+#
+# A results directory must name the clean commit it was built from: before
+# anything else the suite asks bench/analysis/provenance.py which commit the
+# tree is (git, else a verified stamp) and whether anything differs from it,
+# and what rkbench --version says it was built from. A modified tree, one
+# whose state cannot be told, or an rkbench built from another commit or a
+# modified tree is refused with exit status 4 (nothing is written) unless
+# --allow-dirty is given.
 #
 # The run directory afterwards:
 #   environment.json  the GPU, driver, clocks, ECC, compute mode, CUDA, commit,
@@ -29,8 +48,9 @@
 #   failures.tsv      the runs that failed; their partial CSVs go to failed/
 #   power.csv         board power (nvidia-smi power.draw) every ~200 ms
 #   runs.tsv          when each rkbench process started and ended (epoch ms)
-#   run.json          profile, trials, experiments, warm-up done, failures
-#   report.md, summary.json, comparisons.json, plots/   (analyze.py)
+#   run.json          commit and dirty state, profile, trials, experiments,
+#                     warm-up done, failures
+#   report.md, summary.json, comparisons.json, targets.json, plots/   (analyze.py)
 #
 # The suite reads GPU clocks, compute mode and the CPU governor and records
 # them; it never changes them.
@@ -39,8 +59,12 @@
 # a run or the analysis failed (the other runs still happen); 2 when there is
 # no GPU (after recording the environment); 3 when every run succeeded but
 # this machine's Python lacks NumPy, SciPy or Matplotlib, so the analysis is
-# left for another machine (the raw data is complete); 64 for a usage error.
+# left for another machine (the raw data is complete); 4 when the tree or
+# rkbench is not a clean commit (without --allow-dirty; nothing is run or
+# written); 64 for a usage error.
 set -uo pipefail
+# The analysis scripts must not leave byte-code caches in the tree.
+export PYTHONDONTWRITEBYTECODE=1
 
 # ---------------------------------------------------------------------------
 # The experiments and their arguments per profile, in one table:
@@ -54,6 +78,7 @@ set -uo pipefail
 EXPERIMENT_TABLE='
 exp1 | --warmup 20 --iterations 300                  | --warmup 100 --iterations 1000                  | --warmup 100 --iterations 1000
 hop  | --warmup 32 --iterations 320                  | --warmup 100 --iterations 1000                  | --warmup 100 --iterations 1000
+paths | --warmup 20 --iterations 300 --paths-messages 20000 --paths-bursts 3 --paths-aggregate-messages 5000 --paths-quiet-asks 3 --paths-power-seconds 3 | --warmup 100 --iterations 1000 --paths-messages 50000 --paths-bursts 5 --paths-aggregate-messages 10000 --paths-quiet-asks 5 --paths-power-seconds 3 | --warmup 100 --iterations 1000 --paths-messages 200000 --paths-bursts 20 --paths-aggregate-messages 20000 --paths-quiet-asks 10 --paths-power-seconds 10
 exp2 | --warmup 1 --iterations 5 --exp2-messages 5000 | --warmup 1 --iterations 5 --exp2-messages 5000 | --warmup 100 --iterations 1000
 exp3 | --warmup 1 --iterations 3 --exp3-weak-messages 2000 --exp3-strong-total 32768 | --warmup 2 --iterations 10 --exp3-weak-messages 5000 --exp3-strong-total 65536 | --warmup 100 --iterations 1000
 exp4 | --sustain-seconds 10 --exp4-peak-ms 500       | --sustain-seconds 10 --exp4-peak-ms 500       | --sustain-seconds 60
@@ -78,9 +103,12 @@ analysis="$root/bench/analysis"
 py=${RK_PYTHON:-/usr/bin/python3}
 
 profile=quick rkbench="$root/build/bench/rkbench" out='' trials='' warmup_s='' only='' device=0
+allow_dirty=0 stamp=0
 while [ $# -gt 0 ]; do
   case "$1" in
     -h|--help) usage; exit 0 ;;
+    --allow-dirty) allow_dirty=1; shift ;;
+    --stamp) stamp=1; shift ;;
     --profile|--rkbench|--out|--trials|--warmup-seconds|--only|--device)
       [ $# -ge 2 ] || die_usage "$1 needs a value"
       case "$1" in
@@ -126,10 +154,27 @@ if [ -n "$only" ]; then
   done
 fi
 
+if [ "$stamp" -eq 1 ]; then
+  exec "$py" "$analysis/provenance.py" stamp --root "$root"
+fi
+
 out=${out:-$root/bench/results/$profile-$(date -u +%Y%m%dT%H%M%SZ)}
 if compgen -G "$out/raw/*.csv" > /dev/null; then
   die_usage "$out already holds raw data; give a new --out so that runs are not mixed"
 fi
+
+# 0. Which commit this is, before anything is written.
+dirty_args=()
+[ "$allow_dirty" -eq 1 ] && dirty_args=(--allow-dirty)
+"$py" "$analysis/provenance.py" check --root "$root" --rkbench "$rkbench" "${dirty_args[@]}"
+case $? in
+  0) [ "$allow_dirty" -eq 1 ] && echo "run_suite: --allow-dirty: the results will say what was not clean" ;;
+  4) echo "run_suite: refusing to produce results from a tree or rkbench that is not a clean commit;" \
+          "commit (and rebuild), or pass --allow-dirty" >&2
+     exit 4 ;;
+  *) echo "run_suite: could not tell which commit this is" >&2; exit 1 ;;
+esac
+
 mkdir -p "$out/raw" "$out/logs" || exit 1
 out=$(cd "$out" && pwd)
 started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
@@ -138,7 +183,7 @@ log() { echo "run_suite: $*" | tee -a "$out/logs/suite.log"; }
 
 # 1. The environment, before anything runs on the GPU.
 "$py" "$analysis/capture.py" environment --out "$out/environment.json" --root "$root" \
-  --rkbench "$rkbench" --device "$device"
+  --rkbench "$rkbench" --device "$device" "${dirty_args[@]}"
 case $? in
   0) log "environment recorded in $out/environment.json" ;;
   2) log "no GPU: nvidia-smi is missing or lists no device. The environment is recorded in" \
@@ -230,7 +275,7 @@ wait "$sampler" 2>/dev/null
 
 "$py" "$analysis/capture.py" run --out "$out/run.json" --profile "$profile" --trials "$trials" \
   --experiments "${selected[*]}" --warmup-requested "$warmup_s" --warmup-done "$warmup_done" \
-  --started "$started" --failures "$failures" || log "writing run.json failed"
+  --started "$started" --failures "$failures" --environment "$out/environment.json" || log "writing run.json failed"
 
 # 4. The analysis.
 analysis_rc=1

@@ -399,3 +399,111 @@ struct RK_ACTOR Ticker {
     ctx.reply(s);
   }
 };
+
+// ---- Message paths (rkbench --experiment paths). ----
+// The XOR of the eight 8-byte words of a 64-byte message (read as 8-byte
+// words: the message's own alignment, whatever the slot layout).
+__device__ inline unsigned long long Xor64(const P64& p) {
+  const unsigned long long* w = reinterpret_cast<const unsigned long long*>(&p);
+  unsigned long long x = 0;
+  for (int i = 0; i < 8; ++i) x ^= w[i];
+  return x;
+}
+
+// Sink64 takes 64-byte messages whose seq counts up from 0 (one sender at a
+// time) and keeps what the host needs to check them: how many, how many were
+// not the next seq (FIFO), and the XOR of every payload word. It never
+// resets: the host checks its running totals after each burst, with an Ask
+// that comes after the burst's messages (FIFO from one sender).
+struct SinkQuery { int unused; };
+struct SinkReport {
+  unsigned long long received;
+  unsigned long long disorder;
+  unsigned long long words;
+  unsigned long long at_ns;
+};
+struct RK_ACTOR Sink64 {
+  unsigned long long received;
+  unsigned long long next_seq;
+  unsigned long long disorder;
+  unsigned long long words;
+  RK_HANDLER void on(const P64& p, rk::Ctx& ctx) {
+    words ^= Xor64(p);
+    if (p.seq != next_seq) ++disorder;
+    next_seq = p.seq + 1;
+    ++received;
+  }
+  RK_HANDLER void on(const SinkQuery& q, rk::Ctx& ctx) {
+    ctx.reply(SinkReport{received, disorder, words, GlobalNs()});
+  }
+};
+
+// Pump: background traffic that runs until it is told to stop. Each PumpTick
+// sends up to `batch` 64-byte messages (seq from 0) to `to`, stops the batch
+// at the first kFull, and sends itself the next tick — so the pump handles
+// the host's PumpQuery and PumpStop between batches. `lost` is non-zero when
+// the pump stopped by itself: 1 a tick could not be sent (its own mailbox
+// was full), 2 a send to `to` failed other than kFull.
+struct PumpStart { rk::ActorId to; int batch; };
+struct PumpTick { int unused; };
+struct PumpQuery { int unused; };
+struct PumpStop { int unused; };
+struct PumpState {
+  unsigned long long sent;
+  unsigned long long full;
+  unsigned long long at_ns;
+  int running;
+  int lost;
+};
+struct RK_ACTOR Pump {
+  P64 p;
+  rk::ActorId to;
+  unsigned long long sent;
+  unsigned long long full;
+  int batch;
+  int running;
+  int lost;
+  RK_HANDLER void on(const PumpStart& s, rk::Ctx& ctx) {
+    for (unsigned i = 0; i < sizeof(p.pad); ++i) p.pad[i] = static_cast<unsigned char>(i);
+    to = s.to;
+    batch = s.batch > 0 ? s.batch : 1;
+    sent = 0;
+    full = 0;
+    lost = 0;
+    running = 1;
+    if (ctx.send(ctx.self(), PumpTick{0}) != rk::SendStatus::kOk) {
+      running = 0;
+      lost = 1;
+    }
+    ctx.reply(PumpState{sent, full, GlobalNs(), running, lost});
+  }
+  RK_HANDLER void on(const PumpTick& t, rk::Ctx& ctx) {
+    if (running == 0) return;
+    for (int i = 0; i < batch; ++i) {
+      p.seq = sent;
+      const rk::SendStatus s = ctx.send(to, p);
+      if (s == rk::SendStatus::kFull) {
+        ++full;
+        break;
+      }
+      if (s != rk::SendStatus::kOk) {
+        running = 0;
+        lost = 2;
+        return;
+      }
+      ++sent;
+    }
+    if (ctx.send(ctx.self(), PumpTick{0}) != rk::SendStatus::kOk) {
+      running = 0;
+      lost = 1;
+    }
+  }
+  RK_HANDLER void on(const PumpQuery& q, rk::Ctx& ctx) { ctx.reply(PumpState{sent, full, GlobalNs(), running, lost}); }
+  // The reply's `running` says whether the pump was still running when the
+  // stop came (a tick already queued finds it stopped and does nothing).
+  RK_HANDLER void on(const PumpStop& s, rk::Ctx& ctx) {
+    const int was_running = running;
+    running = 0;
+    ctx.reply(PumpState{sent, full, GlobalNs(), was_running, lost});
+  }
+};

@@ -9,7 +9,8 @@ when present, and writes to DIR (default RUN_DIR):
 
 * summary.json      one entry per (experiment, configuration, metric)
 * comparisons.json  the comparisons of ``COMPARISONS`` and those skipped
-* report.md         tables, comparisons, environment, checklist, figures
+* targets.json      issue 8's targets, met or missed (``rktargets``)
+* report.md         tables, comparisons, targets, environment, checklist, figures
 * plots/*.svg       the figures of ``rkplots.PLOTS``
 
 Exit status: 0 on success, 1 when the data cannot be read.
@@ -26,6 +27,7 @@ from pathlib import Path
 import rkplots
 import rkpower
 import rkstats
+import rktargets
 from rkdata import PLAIN_NAME_KEY, DataError, Dataset, read_run
 
 # Whether a larger value of a metric is better, where the name alone does not
@@ -65,11 +67,15 @@ class ComparisonSpec:
 
 
 EXP1_BASELINES = ("traditional", "launch_sync", "graph_launch_sync", "cuper_persistent_roundtrip")
+# The enqueue calls alone: what `Send` (an enqueue too) is compared with.
+EXP1_ENQUEUE_BASELINES = ("launch_return", "graph_launch_return")
 
 # Every comparison the report makes, in one place.
 COMPARISONS = (
     *(ComparisonSpec("exp1_launch_overhead", PLAIN_NAME_KEY, b, "persistent_ask_roundtrip") for b in EXP1_BASELINES),
-    *(ComparisonSpec("exp1_launch_overhead", PLAIN_NAME_KEY, b, "persistent_send") for b in EXP1_BASELINES),
+    *(ComparisonSpec("exp1_launch_overhead", PLAIN_NAME_KEY, b, "persistent_send")
+      for b in EXP1_BASELINES + EXP1_ENQUEUE_BASELINES),
+    ComparisonSpec("k2k_hop", PLAIN_NAME_KEY, "raw_flag_one_way", "global_memory_mailbox"),
     ComparisonSpec("exp2_k2k_throughput", "path", "host", "k2k"),
     ComparisonSpec("exp5_mixed", "model", "traditional", "persistent"),
     ComparisonSpec("exp8_hopper", "method", "global", "dsmem"),
@@ -231,6 +237,14 @@ def checklist(environment: dict | None, run: dict | None, data: Dataset, drawn, 
              f"{max(len(processes) - 1, 0)} busiest processes in environment.json")
     commit = sw.get("git_commit")
     recorded("RingKernel git commit recorded", commit, f"{commit} (dirty: {fmt(sw.get('git_dirty'))})")
+    if not environment:
+        add("Built from a clean commit (tree and rkbench)", None, "no environment.json")
+    else:
+        clean = sw.get("clean_build")
+        problems = "; ".join(sw.get("provenance_problems", [])) or "none"
+        add("Built from a clean commit (tree and rkbench)", clean,
+            f"{sw.get('provenance', 'provenance not recorded')}; rkbench built from {sw.get('rkbench_commit')}; "
+            f"problems: {problems}" + ("; run with --allow-dirty" if sw.get("allow_dirty") else ""))
     recorded("CUDA driver API version recorded (the seed's cudarc item)", gpu.get("driver_cuda_version"))
     recorded("Host compiler version recorded (the seed's Rust compiler item; rkbench --version)",
              sw.get("rkbench_version"))
@@ -368,8 +382,8 @@ METHOD_NOTES = [
 
 def render_report(run_dir: Path, data: Dataset, summary: list[dict], comparisons: dict, environment: dict | None,
                   run: dict | None, drawn, skipped, failed_files: list[str],
-                  power: rkpower.PowerData | None = None) -> str:
-    """report.md: environment, checklist, failures, statistics, comparisons, figures, method."""
+                  power: rkpower.PowerData | None = None, targets: list[dict] | None = None) -> str:
+    """report.md: environment, checklist, failures, targets, statistics, comparisons, figures, method."""
     out = [f"# RingKernel benchmark report: {run_dir.resolve().name}", ""]
     if run:
         out += [f"Profile `{run.get('profile')}`, {run.get('trials')} trials of "
@@ -383,6 +397,7 @@ def render_report(run_dir: Path, data: Dataset, summary: list[dict], comparisons
             "changes them.", ""]
     out += _table(["item", "met", "evidence"], checklist(environment, run, data, drawn, skipped))
     out += _failures_section(run, failed_files)
+    out += rktargets.report_section(targets if targets is not None else rktargets.evaluate(data))
     out += _statistics_section(data, summary)
     out += _comparisons_section(comparisons)
     out += rkpower.report_section(power)
@@ -404,12 +419,18 @@ def analyze(run_dir: Path, out_dir: Path) -> dict:
     if power is not None:
         summary += rkpower.summary_entries(power, (environment or {}).get("system", {}))
     comparisons = build_comparisons(data, environment or {})
+    targets = rktargets.evaluate(data)
     drawn, skipped = rkplots.draw_all(data, out_dir / "plots")
     report = render_report(run_dir, data, summary, comparisons, environment, run, drawn, skipped, failed_files,
-                           power)
-    paths = {name: out_dir / name for name in ("summary.json", "comparisons.json", "report.md")}
+                           power, targets)
+    paths = {name: out_dir / name for name in ("summary.json", "comparisons.json", "targets.json", "report.md")}
     paths["summary.json"].write_text(json.dumps(summary, indent=2, allow_nan=False) + "\n", encoding="utf-8")
     paths["comparisons.json"].write_text(json.dumps(comparisons, indent=2, allow_nan=False) + "\n", encoding="utf-8")
+    targets_doc = {"system": (environment or {}).get("system", {}),
+                   "software": {k: (environment or {}).get("software", {}).get(k)
+                                for k in ("git_commit", "git_dirty", "clean_build")},
+                   "targets": targets}
+    paths["targets.json"].write_text(json.dumps(targets_doc, indent=2, allow_nan=False) + "\n", encoding="utf-8")
     paths["report.md"].write_text(report + "\n", encoding="utf-8")
     paths["figures"] = [p for _, ps in drawn for p in ps]
     return paths
@@ -425,7 +446,8 @@ def main(argv: list[str]) -> int:
     except DataError as e:
         print(f"analyze: {e}", file=sys.stderr)
         return 1
-    print(f"analyze: wrote {paths['report.md']}, summary.json, comparisons.json and {len(paths['figures'])} figures")
+    print(f"analyze: wrote {paths['report.md']}, summary.json, comparisons.json, targets.json and "
+          f"{len(paths['figures'])} figures")
     return 0
 
 

@@ -1,23 +1,25 @@
 #!/usr/bin/python3
 """Records the conditions of a benchmark run (standard library only).
 
-    capture.py environment --out FILE [--root DIR] [--rkbench PATH] [--device N]
+    capture.py environment --out FILE [--root DIR] [--rkbench PATH] [--device N] [--allow-dirty]
     capture.py run --out FILE --profile P --trials N --experiments "E ..."
                    --warmup-requested S --warmup-done S --started ISO
-                   [--failures TSV]
+                   [--failures TSV] [--environment FILE]
 
 ``environment`` writes what the methodology asks to be recorded before
 trials: the GPU as nvidia-smi reports it (name, driver, clocks, ECC, compute
 mode, temperature, power, persistence mode, clock-event reasons), the CUDA
-toolkit, the RingKernel commit and whether the tree is dirty, OS, kernel,
+toolkit, the RingKernel commit and whether the tree is dirty (provenance.py),
+what rkbench was built from, OS, kernel,
 CPU model and governor, rkbench's own version line, and the busiest
 processes. It only reads: nvidia-smi is run with query options alone
 (``QUERY_ONLY``) and nothing is set. Exit status 0 when a GPU was found, 2
 when not (the file is written either way).
 
-``run`` writes run.json after the trials: the profile, the trial count, the
-experiments, the warm-up requested and done, and the failures (read from
-the driver's tab-separated failures file).
+``run`` writes run.json after the trials: the commit and dirty state (from
+environment.json), the profile, the trial count, the experiments, the
+warm-up requested and done, and the failures (read from the driver's
+tab-separated failures file).
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import provenance
 
 # nvidia-smi is only ever run with one of these as its first argument (or none).
 QUERY_ONLY = ("--query-gpu", "-L", "-q")
@@ -183,22 +187,24 @@ def capture_host() -> dict:
     }
 
 
-def capture_software(root: Path, rkbench: str | None) -> dict:
-    """The RingKernel commit and dirty flag (RINGKERNEL_COMMIT, when set, for a
-    copy of the tree), the CUDA toolkit, and rkbench --version."""
-    software = {"git_commit": UNKNOWN, "git_dirty": UNKNOWN}
-    rc, top = run_command(["git", "rev-parse", "--show-toplevel"], cwd=str(root))
-    if os.environ.get("RINGKERNEL_COMMIT"):
-        # A copy of the tree whose .git (if any) may not match: the commit it
-        # was copied from, as the person running the suite states it.
-        software["git_commit"] = os.environ["RINGKERNEL_COMMIT"]
-    elif rc == 0 and Path(top).resolve() == root.resolve():
-        rc, head = run_command(["git", "rev-parse", "HEAD"], cwd=str(root))
-        if rc == 0:
-            software["git_commit"] = head
-        rc, status = run_command(["git", "status", "--porcelain", "--untracked-files=no"], cwd=str(root))
-        if rc == 0:
-            software["git_dirty"] = bool(status)
+def capture_software(root: Path, rkbench: str | None, allow_dirty: bool = False) -> dict:
+    """The RingKernel commit and whether the tree differs from it
+    (provenance.py: git, else a verified stamp, else RINGKERNEL_COMMIT as
+    stated), what rkbench says it was built from, the CUDA toolkit, and
+    rkbench --version."""
+    record, problems = provenance.check(root, rkbench, allow_dirty)
+    software = {
+        "git_commit": record["git_commit"],
+        "git_dirty": record["git_dirty"],
+        "provenance": record["provenance"],
+        "changes": record["changes"],
+        "changes_count": record["changes_count"],
+        "rkbench_commit": record["rkbench_commit"],
+        "rkbench_dirty": record["rkbench_dirty"],
+        "clean_build": not problems,
+        "provenance_problems": problems,
+        "allow_dirty": allow_dirty,
+    }
     nvcc = shutil.which("nvcc")
     for candidate in (os.environ.get("CUDA_HOME", ""), "/usr/local/cuda"):
         if nvcc is None and candidate and Path(candidate, "bin", "nvcc").exists():
@@ -237,9 +243,9 @@ def utc_now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def capture_environment(root: Path, rkbench: str | None, device: int) -> dict:
+def capture_environment(root: Path, rkbench: str | None, device: int, allow_dirty: bool = False) -> dict:
     gpu = capture_gpu(device)
-    software = capture_software(root, rkbench)
+    software = capture_software(root, rkbench, allow_dirty)
     controls = clock_controls(gpu)
     return {
         "captured_at": utc_now(),
@@ -277,6 +283,7 @@ def main(argv: list[str]) -> int:
     env.add_argument("--root", type=Path, default=Path(__file__).resolve().parents[2])
     env.add_argument("--rkbench")
     env.add_argument("--device", type=int, default=0)
+    env.add_argument("--allow-dirty", action="store_true", help="recorded: the run was allowed from a modified tree")
     run = sub.add_parser("run", help="record how the trials went")
     run.add_argument("--out", required=True, type=Path)
     run.add_argument("--profile", required=True)
@@ -286,18 +293,25 @@ def main(argv: list[str]) -> int:
     run.add_argument("--warmup-done", required=True, type=float)
     run.add_argument("--started", required=True)
     run.add_argument("--failures", type=Path)
+    run.add_argument("--environment", type=Path, help="environment.json, whose commit and dirty state run.json repeats")
     args = parser.parse_args(argv)
 
     if args.command == "environment":
-        environment = capture_environment(args.root, args.rkbench, args.device)
+        environment = capture_environment(args.root, args.rkbench, args.device, args.allow_dirty)
         write_json(args.out, environment)
         if not environment["gpu"]["present"]:
             print(f"capture: no GPU: {environment['gpu']['reason']}", file=sys.stderr)
             return 2
         return 0
+    software = {}
+    if args.environment is not None and args.environment.exists():
+        software = json.loads(args.environment.read_text(encoding="utf-8")).get("software", {})
     write_json(
         args.out,
         {
+            "git_commit": software.get("git_commit", UNKNOWN),
+            "git_dirty": software.get("git_dirty"),
+            "allow_dirty": software.get("allow_dirty", False),
             "profile": args.profile,
             "trials": args.trials,
             "experiments": args.experiments.split(),

@@ -61,7 +61,10 @@ ROLE_LABELS = {
     "tma": "TMA",
     "reference": "timer reference",
 }
-BASELINE_NAMES = {"traditional", "launch_sync", "graph_launch_sync", "cuper_persistent_roundtrip"}
+BASELINE_NAMES = {"traditional", "launch_sync", "graph_launch_sync", "launch_return", "graph_launch_return",
+                  "cuper_persistent_roundtrip", "raw_flag_one_way"}
+# `path` values of baselines and floors.
+BASELINE_PATHS = {"host", "host_roundtrip_floor"}
 LINE_STYLES = ["-", "--", ":", "-."]
 MAX_POINTS_PER_BOX = 200
 ECDF_BODY_POINTS = 1500
@@ -80,7 +83,7 @@ def role_of(params: dict[str, str]) -> str:
         return "dsmem"
     if method == "tma":
         return "tma"
-    if name in BASELINE_NAMES or params.get("model") == "traditional" or params.get("path") == "host":
+    if name in BASELINE_NAMES or params.get("model") == "traditional" or params.get("path") in BASELINE_PATHS:
         return "baseline"
     if name == "timer_overhead":
         return "reference"
@@ -483,6 +486,7 @@ PLOTS = (
     PlotSpec("box plot", "k2k_hop", plot_box),
     PlotSpec("box plot", "exp5_mixed", plot_box),
     PlotSpec("box plot", "exp8_hopper", plot_box),
+    PlotSpec("box plot", "message_paths", plot_box),
     PlotSpec("CDF", "exp1_launch_overhead", plot_cdf),
     PlotSpec("CDF", "k2k_hop", plot_cdf),
     PlotSpec("bar chart", "exp2_k2k_throughput", functools.partial(plot_bars, bar_key="path")),

@@ -1,8 +1,8 @@
 """Synthetic rkbench output, for testing the analysis without a GPU.
 
 ``write_trial_csv(path, experiment, trial, iterations)`` writes one trial of
-one experiment (named as on rkbench's command line: exp1, hop, exp2 ... exp8,
-jit) in rkbench's CSV format, with the experiment names, configurations,
+one experiment (named as on rkbench's command line: exp1, hop, paths, exp2
+... exp8, jit) in rkbench's CSV format, with the experiment names, configurations,
 metrics and units that rkbench writes. Values are random but reproducible
 (seeded by the experiment and trial) and shaped like real ones: persistent
 paths faster than relaunches, k2k faster than the host path, and so on.
@@ -26,6 +26,8 @@ EXP1_CONFIGS = (
     ("traditional", 14.0),
     ("launch_sync", 8.4),
     ("graph_launch_sync", 5.7),
+    ("launch_return", 2.4),
+    ("graph_launch_return", 1.9),
     ("cuper_persistent_roundtrip", 1.9),
     ("persistent_send", 0.12),
     ("timer_overhead", 0.018),
@@ -61,8 +63,46 @@ def _exp1(t: _Trial) -> Iterator[Row]:
 
 
 def _hop(t: _Trial) -> Iterator[Row]:
+    for i, v in zip(t.its, t.latencies(0.23)):
+        yield "raw_flag_one_way", "one_hop_us", i, v, US
     for i, v in zip(t.its, t.latencies(3.2)):
         yield "global_memory_mailbox", "one_hop_us", i, v, US
+
+
+PATHS_PAIRS = 528
+
+
+def _paths(t: _Trial) -> Iterator[Row]:
+    bursts = range(1, min(t.n, 5) + 1)
+    idle, busy = t.noisy(70.0, 0.01)[:30], t.noisy(118.0, 0.01)[:30]
+    for config, watts in (("path=power;system=none", idle), ("path=power;system=one_idle_actor", busy)):
+        for i, w in enumerate(watts, start=1):
+            yield config, "power_w", i, w, "watts"
+    yield "path=power;system=one_idle_actor", "power_delta_w", 1, float(np.median(busy) - np.median(idle)), "watts"
+    for i, v in zip(t.its, t.latencies(1.9)):
+        yield "path=host_roundtrip_floor", "latency_us", i, v, US
+    for i, v in enumerate(t.latencies(14.0)[:3], start=1):
+        yield "path=ask;quiet_ms=1000", "latency_us", i, v, US
+    for threads, rate in ((1, 2.4e5), (4, 2.6e5)):
+        config = f"path=host_to_gpu;payload=64;threads={threads};receivers={threads}"
+        for i, m in zip(bursts, t.noisy(rate, 0.03)):
+            yield config, "msgs_per_s", i, m, MSGS
+            yield config, "full_retries", i, float(t.rng.poisson(100)), "count"
+    for payload, pairs, spread, rate in ((64, 1, "one_pair", 5.3e5), (4096, 1, "one_pair", 4.1e4),
+                                         (64, PATHS_PAIRS, "all_workers", 2.8e8)):
+        config = f"path=k2k;payload={payload};pairs={pairs};receiver=other;spread={spread}"
+        for i, m in zip(bursts, t.noisy(rate, 0.03)):
+            yield config, "msgs_per_s", i, m, MSGS
+            yield config, "bytes_per_s", i, m * payload, BYTES
+            yield config, "full_retries", i, float(t.rng.poisson(1000)), "count"
+            if pairs > 1:
+                yield config, "start_skew_us", i, 2000 * t.rng.lognormal(0, 0.1), US
+    for i, v in zip(t.its, t.latencies(9.5)):
+        yield "path=ask;background_pairs=0", "latency_us", i, v, US
+    config = "path=ask;background_pairs=4;background_payload=64"
+    for i, v in zip(t.its, t.latencies(12.0)):
+        yield config, "latency_us", i, v, US
+    yield config, "background_msgs_per_s", 1, 2.1e6 * t.drift, MSGS
 
 
 def _exp2(t: _Trial) -> Iterator[Row]:
@@ -157,6 +197,7 @@ def _jit(t: _Trial) -> Iterator[Row]:
 GENERATORS: dict[str, tuple[str, Callable[[_Trial], Iterator[Row]]]] = {
     "exp1": ("exp1_launch_overhead", _exp1),
     "hop": ("k2k_hop", _hop),
+    "paths": ("message_paths", _paths),
     "exp2": ("exp2_k2k_throughput", _exp2),
     "exp3": ("exp3_scaling", _exp3),
     "exp4": ("exp4_sustained", _exp4),

@@ -365,7 +365,8 @@ class AnalyzeEndToEndTest(unittest.TestCase):
     def test_comparisons(self):
         done = self.comparisons["comparisons"]
         exp1 = {c["comparison"] for c in done if c["experiment"] == "exp1_launch_overhead"}
-        self.assertEqual(len(exp1), 8)
+        self.assertEqual(len(exp1), 10)  # 4 baselines vs Ask, 6 (with the enqueue calls) vs Send
+        self.assertIn("launch_return_vs_persistent_send", exp1)
         self.assertIn("traditional_vs_persistent_send", exp1)
         self.assertIn("cuper_persistent_roundtrip_vs_persistent_ask_roundtrip", exp1)
         self.assertEqual(len([c for c in done if c["experiment"] == "exp2_k2k_throughput"]), 12 * 2)

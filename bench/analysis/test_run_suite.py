@@ -1,5 +1,7 @@
-"""Tests of the trial driver (bench/run_suite.sh) and the environment capture,
-with stand-ins for nvidia-smi and rkbench on PATH (no GPU needed).
+"""Tests of the trial driver (bench/run_suite.sh), the environment capture and
+the provenance check, with stand-ins for nvidia-smi and rkbench on PATH (no
+GPU needed). The suite runs from a copy of itself in a temporary git
+repository, so that whether this checkout is clean does not matter.
 
     python3 -m unittest discover -s bench/analysis -v
 """
@@ -8,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -16,6 +19,7 @@ from pathlib import Path
 from unittest import mock
 
 import capture
+import provenance
 import synthetic
 
 HERE = Path(__file__).resolve().parent
@@ -59,7 +63,7 @@ import synthetic
 from rkdata import HEADER
 args = sys.argv[1:]
 if args == ["--version"]:
-    print("rkbench (stand-in) built with g++ 12.2.0")
+    print(os.environ.get("FAKE_RKBENCH_VERSION", "rkbench (stand-in) built with g++ 12.2.0"))
     sys.exit(0)
 with open(os.environ["FAKE_RKBENCH_LOG"], "a") as log:
     log.write(" ".join(args) + "\n")
@@ -84,14 +88,38 @@ with open(csv, "a") as f:
 """
 
 QUERY_ARGUMENTS = ("", "-L", "-q")
+HAVE_GIT = shutil.which("git") is not None
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), "-c", "user.name=rkbench test", "-c", "user.email=test@example",
+                           "-c", "commit.gpgsign=false", *args], check=True, capture_output=True, text=True).stdout
+
+
+def make_repository(root: Path) -> None:
+    """A git repository holding the suite, the analysis, a README and a
+    .gitignore, committed (without git: the same files, no repository)."""
+    (root / "bench" / "analysis").mkdir(parents=True)
+    shutil.copy2(SUITE, root / "bench" / "run_suite.sh")
+    for source in HERE.glob("*.py"):
+        shutil.copy2(source, root / "bench" / "analysis" / source.name)
+    (root / "README.md").write_text("a benchmark fixture\n")
+    (root / ".gitignore").write_text("/build-*/\n__pycache__/\n")
+    if HAVE_GIT:
+        git(root, "init", "-q")
+        git(root, "add", "-A")
+        git(root, "commit", "-q", "-m", "fixture")
 
 
 class SuiteFixture(unittest.TestCase):
-    """A temporary folder with the stand-ins on PATH."""
+    """A temporary folder with the stand-ins on PATH and the suite in a clean
+    git repository (``self.repo``)."""
 
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory()
         self.dir = Path(self.tmp.name)
+        self.repo = self.dir / "repo"
+        make_repository(self.repo)
         bin_dir = self.dir / "bin"
         bin_dir.mkdir()
         smi = bin_dir / "nvidia-smi"
@@ -113,9 +141,13 @@ class SuiteFixture(unittest.TestCase):
     def tearDown(self):
         self.tmp.cleanup()
 
-    def suite(self, *args: str, **env: str) -> subprocess.CompletedProcess:
-        return subprocess.run(["bash", str(SUITE), "--rkbench", str(self.rkbench), *args], capture_output=True,
-                              text=True, env={**self.env, **env}, timeout=600)
+    def suite(self, *args: str, repo: Path | None = None, **env: str) -> subprocess.CompletedProcess:
+        """Runs the repository's copy of the suite. Without git the fixture
+        cannot be a clean commit, so --allow-dirty is added."""
+        extra = () if HAVE_GIT or repo is not None else ("--allow-dirty",)
+        script = (repo or self.repo) / "bench" / "run_suite.sh"
+        return subprocess.run(["bash", str(script), "--rkbench", str(self.rkbench), *args, *extra],
+                              capture_output=True, text=True, env={**self.env, **env}, timeout=600)
 
     def lines(self, path: Path) -> list[str]:
         return path.read_text().splitlines() if path.exists() else []
@@ -187,7 +219,7 @@ class RunSuiteTest(SuiteFixture):
         self.assertTrue(samples[1:] and all(line.endswith(",71.52") for line in samples[1:]), samples[:3])
         self.assertIn("## Power", report)
         summary = json.loads((out / "summary.json").read_text())
-        power = [e for e in summary if e["metric"] == "power_w"]
+        power = [e for e in summary if e["metric"] == "power_w" and e["configuration"] == "gpu_board"]
         self.assertTrue(power)
         self.assertTrue(all(e["median"] == 71.52 and e["unit"] == "watts" for e in power))
 
@@ -235,6 +267,110 @@ class RunSuiteTest(SuiteFixture):
         r = self.suite("--out", str(out))
         self.assertEqual(r.returncode, 64)
         self.assertIn("already holds raw data", r.stderr)
+
+
+@unittest.skipUnless(HAVE_GIT, "git is not installed")
+class ProvenanceTest(SuiteFixture):
+    """A results directory names the clean commit it was built from."""
+
+    def head(self) -> str:
+        return git(self.repo, "rev-parse", "HEAD").strip()
+
+    def test_a_clean_commit_is_recorded(self):
+        out = self.dir / "run"
+        # Earlier runs' results inside the tree are outputs, not changes.
+        (self.repo / "bench" / "results" / "earlier").mkdir(parents=True)
+        (self.repo / "bench" / "results" / "earlier" / "report.md").write_text("old\n")
+        r = self.suite("--out", str(out), "--trials", "1", "--only", "exp1")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        software = json.loads((out / "environment.json").read_text())["software"]
+        self.assertEqual((software["git_commit"], software["git_dirty"]), (self.head(), False))
+        self.assertTrue(software["clean_build"])
+        self.assertEqual(software["provenance"], "git work tree")
+        run = json.loads((out / "run.json").read_text())
+        self.assertEqual((run["git_commit"], run["git_dirty"], run["allow_dirty"]), (self.head(), False, False))
+        self.assertIn("| Built from a clean commit (tree and rkbench) | yes |", (out / "report.md").read_text())
+
+    def test_a_modified_tree_is_refused_unless_allowed(self):
+        out = self.dir / "run"
+        for change in ("modified", "untracked"):
+            with self.subTest(change=change):
+                if change == "modified":
+                    (self.repo / "README.md").write_text("changed\n")
+                else:
+                    git(self.repo, "checkout", "--", "README.md")
+                    (self.repo / "notes.txt").write_text("new\n")
+                r = self.suite("--out", str(out), "--trials", "1", "--only", "exp1")
+                self.assertEqual(r.returncode, 4, r.stdout + r.stderr)
+                self.assertIn("refusing to produce results", r.stderr)
+                self.assertIn("README.md" if change == "modified" else "notes.txt", r.stderr)
+                self.assertFalse(out.exists())  # nothing written
+                self.assertFalse(any("--experiment" in c for c in self.lines(self.rkbench_log)))
+        r = self.suite("--out", str(out), "--trials", "1", "--only", "exp1", "--allow-dirty")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        software = json.loads((out / "environment.json").read_text())["software"]
+        self.assertEqual((software["git_dirty"], software["allow_dirty"], software["clean_build"]), (True, True, False))
+        self.assertIn("?? notes.txt", software["changes"])
+        self.assertTrue(json.loads((out / "run.json").read_text())["git_dirty"])
+        self.assertIn("| Built from a clean commit (tree and rkbench) | no |", (out / "report.md").read_text())
+
+    def test_an_rkbench_of_another_or_a_modified_tree_is_refused(self):
+        for version, why in ((f"rkbench (RingKernel) commit {'1' * 40} (clean), built today", "rebuild it"),
+                             (f"rkbench (RingKernel) commit {self.head()} (dirty), built today", "modified tree")):
+            with self.subTest(version=version):
+                r = self.suite("--out", str(self.dir / "run"), "--only", "exp1", FAKE_RKBENCH_VERSION=version)
+                self.assertEqual(r.returncode, 4, r.stdout + r.stderr)
+                self.assertIn(why, r.stderr)
+        version = f"rkbench (RingKernel) commit {self.head()} (clean), built today"
+        r = self.suite("--out", str(self.dir / "run"), "--trials", "1", "--only", "exp1", FAKE_RKBENCH_VERSION=version)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        software = json.loads((self.dir / "run" / "environment.json").read_text())["software"]
+        self.assertEqual((software["rkbench_commit"], software["rkbench_dirty"]), (self.head(), False))
+
+    def test_a_stamped_copy_without_git_proves_its_commit(self):
+        r = self.suite("--stamp")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        stamp = json.loads((self.repo / provenance.STAMP).read_text())
+        self.assertEqual(stamp["git_commit"], self.head())
+        self.assertEqual(stamp["files"]["README.md"], git(self.repo, "hash-object", "README.md").strip())
+        self.assertNotIn(provenance.STAMP, stamp["files"])
+        # The stamp itself is not a change to the tree.
+        self.assertIs(provenance.describe(self.repo)["git_dirty"], False)
+
+        copy = self.dir / "copy"
+        shutil.copytree(self.repo, copy, ignore=shutil.ignore_patterns(".git"))
+        (copy / "build-x").mkdir()  # ignored by the .gitignore the stamp recorded
+        (copy / "build-x" / "rkbench.o").write_text("object\n")
+        out = self.dir / "run"
+        r = self.suite("--out", str(out), "--trials", "1", "--only", "exp1", repo=copy)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        software = json.loads((out / "environment.json").read_text())["software"]
+        self.assertEqual((software["git_commit"], software["git_dirty"]), (self.head(), False))
+        self.assertIn("verified file by file", software["provenance"])
+
+        (copy / "extra.cc").write_text("int x;\n")
+        self.assertEqual(provenance.describe(copy)["changes"], ["?? extra.cc"])
+        (copy / "extra.cc").unlink()
+        (copy / "README.md").write_text("changed\n")
+        (copy / "bench" / "analysis" / "rkdata.py").unlink()
+        self.assertEqual(provenance.describe(copy)["changes"], [" M README.md", " D bench/analysis/rkdata.py"])
+        r = self.suite("--out", str(self.dir / "run2"), "--only", "exp1", repo=copy)
+        self.assertEqual(r.returncode, 4, r.stdout + r.stderr)
+
+    def test_no_stamp_of_a_modified_tree_and_no_word_without_git_or_stamp(self):
+        (self.repo / "README.md").write_text("changed\n")
+        r = self.suite("--stamp")
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("commit first", r.stderr)
+        self.assertFalse((self.repo / provenance.STAMP).exists())
+        bare = self.dir / "bare"
+        shutil.copytree(self.repo, bare, ignore=shutil.ignore_patterns(".git"))
+        with mock.patch.dict(os.environ, {"RINGKERNEL_COMMIT": "abc123"}):
+            found = provenance.describe(bare)
+        self.assertEqual((found["git_commit"], found["git_dirty"]), ("abc123", None))
+        r = self.suite("--out", str(self.dir / "run"), "--only", "exp1", repo=bare)
+        self.assertEqual(r.returncode, 4, r.stdout + r.stderr)
+        self.assertIn("cannot be told", r.stderr)
 
 
 class ProfileTableTest(unittest.TestCase):

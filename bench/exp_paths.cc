@@ -1,0 +1,544 @@
+// Copyright 2026 The RingKernel Authors.
+//
+// The message paths of issue 8 ("Messages at the hardware floor"): every
+// path the issue sets a target for, measured in one process together with
+// the floor the latency targets are divided by. CSV experiment
+// `message_paths`; each configuration says what was measured — the path,
+// the payload in bytes, whether the receiver is another actor, how many
+// pairs or host threads:
+//
+//   path=power;system=none
+//       power_w: the board's power (NVML, every 100 ms for
+//       --paths-power-seconds after 2 s of settling) with no actor system
+//       running; the process holds its CUDA context, nothing else.
+//   path=host_roundtrip_floor
+//       latency_us: the CuPer-style persistent kernel's host round trip
+//       (bench/baselines.h), host clock: the floor the Ask figures below are
+//       compared with, measured in this process before any system starts.
+//   path=power;system=one_idle_actor
+//       power_w as above, with a started system holding one Echo actor and
+//       no traffic; power_delta_w (one per trial) = the median of these
+//       samples − the median of system=none.
+//   path=ask;quiet_ms=1000
+//       latency_us: an Ask to that Echo after 1 s in which nothing was sent,
+//       each of --paths-quiet-asks recorded (no warm-up: the first Ask after
+//       quiet is the measurement).
+//   path=host_to_gpu;payload=64;threads=T;receivers=T   (T = 1 and 4)
+//       msgs_per_s: T host threads, started together, each Sends
+//       --paths-messages 64-byte messages to its own Sink64 actor (retrying
+//       when the ring is full: full_retries counts the retries) and then Asks
+//       that Sink64 for its totals; the Ask's reply proves every message
+//       arrived, in order, with the right bytes. Rate = T × messages / (host
+//       time from the first thread's first Send to the last thread's reply).
+//   path=k2k;payload=P;pairs=1;receiver=other;spread=one_pair   (P = 64, 4096)
+//       msgs_per_s, bytes_per_s (= msgs_per_s × P), full_retries: a Streamer
+//       actor sends --paths-messages messages to a Drain actor (K2K,
+//       retrying kFull); timed on the GPU (%globaltimer) from the Streamer's
+//       first send to the Drain's last receipt; the Drain checks the count,
+//       FIFO order and the XOR of every payload word.
+//   path=ask;background_pairs=0
+//       latency_us: Asks to an Echo actor with no other traffic (the same
+//       system as the next line, for comparison).
+//   path=ask;background_pairs=B;background_payload=64
+//       latency_us: the same Asks while B Pump actors each stream 64-byte
+//       messages to their own Sink64 (K2K, another actor);
+//       background_msgs_per_s (one per trial) = Σ over pumps of (messages
+//       sent between a query just before the first timed Ask and one just
+//       after the last) / (the GPU time between the two queries). Afterwards
+//       every Sink64 is checked against its pump's final count, FIFO and
+//       payload XOR.
+//   path=k2k;payload=64;pairs=N;receiver=other;spread=all_workers
+//       msgs_per_s (aggregate), bytes_per_s, full_retries, start_skew_us: N
+//       Streamer → Drain pairs (N = --paths-pairs, or one per worker block:
+//       2N actors), each pair's Streamer sending --paths-aggregate-messages to
+//       the Drain of the next pair, all at once. Rate = Σ messages / (latest
+//       Drain receipt − earliest Streamer start), %globaltimer; every Drain
+//       checked as above. start_skew_us = latest − earliest Streamer start
+//       (the host's Sends of the N Stream commands are inside the window).
+//
+// Throughput configurations record one row per burst (--paths-bursts, after
+// --paths-warmup-bursts discarded); Ask latencies --warmup then
+// --iterations rows. Power is skipped, with a message, without NVML.
+#include <x86intrin.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <limits>
+#include <optional>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "bench/baselines.h"
+#include "bench/exp_common.h"
+#include "bench/nvml_power.h"
+#include "ringkernel/status_macros.h"
+
+namespace rk::bench {
+namespace {
+
+const char kExp[] = "message_paths";
+constexpr absl::Duration kBurstTimeout = absl::Seconds(60);
+constexpr absl::Duration kAskTimeout = absl::Seconds(10);
+// Messages a Pump sends per tick before it lets its next tick (and the
+// host's queries) through.
+constexpr int kPumpBatch = 32;
+// The background the Ask-under-load target asks for.
+constexpr double kBackgroundTarget = 1e6;
+
+P64 Payload64(uint64_t seq) {
+  P64 p;
+  p.seq = seq;
+  for (size_t i = 0; i < sizeof(p.pad); ++i) p.pad[i] = static_cast<unsigned char>(i);
+  return p;
+}
+
+double Median(std::vector<double> v) { return Quantile(v, 0.5); }
+
+// Checks a Sink64's running totals against what was sent to it: messages
+// with seq 0 … sent-1, in order.
+absl::Status CheckSink(const SinkReport& r, uint64_t sent, const std::string& what) {
+  if (r.received != sent || r.disorder != 0 || r.words != PayloadXor(64, sent)) {
+    return absl::InternalError(absl::StrCat(what, ": the Sink64 got ", r.received, " of ", sent, " messages, ",
+                                            r.disorder, " out of order, payload XOR ", r.words, " (expected ",
+                                            PayloadXor(64, sent), ")"));
+  }
+  return absl::OkStatus();
+}
+
+// ---- Power. ----
+
+// Waits for the reading to reflect the current state (NVML's figure is an
+// average over about a second on recent boards), then samples it.
+absl::StatusOr<std::vector<double>> SettleAndSample(const PowerMeter& meter, const Options& o) {
+  absl::SleepFor(absl::Seconds(2));
+  return SamplePower(meter, absl::Seconds(std::max(1, o.paths_power_seconds)), absl::Milliseconds(100));
+}
+
+void RecordPower(const Bench& b, const std::string& config, const std::vector<double>& watts) {
+  for (size_t i = 0; i < watts.size(); ++i) {
+    b.rec.Add(kExp, config, static_cast<int>(i) + 1, "power_w", watts[i], "watts");
+  }
+}
+
+// ---- Host → GPU injection. ----
+
+struct HostSender {
+  ActorId sink;
+  uint64_t sent = 0;  // over the system's life: the Sink64's expected total
+};
+
+// One burst: `senders.size()` threads, each sending `n` messages to its own
+// Sink64 and then Asking it for its totals. Returns the aggregate rate.
+absl::StatusOr<double> HostBurst(System& sys, std::vector<HostSender>& senders, int n, uint64_t* retries) {
+  const size_t threads = senders.size();
+  std::vector<absl::Status> status(threads);
+  std::vector<Clock::time_point> start(threads), end(threads);
+  std::vector<uint64_t> tries(threads, 0);
+  std::atomic<size_t> ready{0};
+  auto run = [&](size_t t) {
+    HostSender& s = senders[t];
+    P64 p = Payload64(0);
+    // The threads start together: the aggregate is their rate at once, not
+    // one after another.
+    ready.fetch_add(1);
+    while (ready.load() < threads) _mm_pause();
+    const Clock::time_point deadline = Clock::now() + std::chrono::seconds(60);
+    start[t] = Clock::now();
+    for (int i = 0; i < n; ++i) {
+      p.seq = s.sent + static_cast<uint64_t>(i);
+      for (;;) {
+        absl::Status st = sys.Send(s.sink, p);
+        if (st.ok()) break;
+        if (!absl::IsResourceExhausted(st)) {
+          status[t] = st;
+          return;
+        }
+        // The ring is full: the GPU has not taken the earlier messages yet.
+        ++tries[t];
+        if ((tries[t] & 4095) == 0 && Clock::now() > deadline) {
+          status[t] = absl::DeadlineExceededError("the host → GPU ring stayed full for 60 s");
+          return;
+        }
+        _mm_pause();
+      }
+    }
+    absl::StatusOr<SinkReport> r = sys.Ask<SinkReport>(s.sink, SinkQuery{0}, kAskTimeout);
+    end[t] = Clock::now();
+    if (!r.ok()) {
+      status[t] = r.status();
+      return;
+    }
+    s.sent += static_cast<uint64_t>(n);
+    status[t] = CheckSink(*r, s.sent, absl::StrCat("host thread ", t));
+  };
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t) pool.emplace_back(run, t);
+  run(0);
+  for (std::thread& th : pool) th.join();
+  for (const absl::Status& s : status) RK_RETURN_IF_ERROR(s);
+  for (uint64_t r : tries) *retries += r;
+  const Clock::time_point first = *std::min_element(start.begin(), start.end());
+  const Clock::time_point last = *std::max_element(end.begin(), end.end());
+  const double seconds = Seconds(first, last);
+  if (seconds <= 0) return absl::InternalError("a host burst took no time");
+  return static_cast<double>(threads) * n / seconds;
+}
+
+// ---- K2K streams (Streamer → Drain). ----
+
+struct StreamPair {
+  ActorId streamer;
+  ActorId drain;
+};
+
+struct StreamResult {
+  double msgs_per_s = 0;
+  uint64_t retries = 0;
+  double start_skew_us = 0;
+};
+
+// One burst of `n` messages of `size` bytes on every pair at once; checked,
+// timed on the GPU from the earliest Streamer start to the latest Drain
+// receipt.
+absl::StatusOr<StreamResult> StreamBurst(System& sys, const std::vector<StreamPair>& pairs, int size, int n) {
+  // Acknowledged: a Drain counts from its Expect on.
+  for (const StreamPair& p : pairs) {
+    RK_RETURN_IF_ERROR(sys.Ask<Expected>(p.drain, Expect{n}, kAskTimeout).status());
+  }
+  const absl::Time deadline = absl::Now() + kBurstTimeout;
+  for (const StreamPair& p : pairs) RK_RETURN_IF_ERROR(sys.Send(p.streamer, Stream{p.drain, size, n}, deadline));
+  std::unordered_map<uint32_t, size_t> drain_of, streamer_of;
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    drain_of[pairs[i].drain.value] = i;
+    streamer_of[pairs[i].streamer.value] = i;
+  }
+  std::vector<std::optional<Drained>> drained(pairs.size());
+  std::vector<std::optional<StreamDone>> done(pairs.size());
+  size_t outstanding = 2 * pairs.size();
+  while (outstanding > 0) {
+    const absl::Duration left = deadline - absl::Now();
+    RK_ASSIGN_OR_RETURN(std::optional<Message> m, sys.Receive(std::max(left, absl::ZeroDuration())));
+    if (!m.has_value()) {
+      return absl::DeadlineExceededError(absl::StrCat("a burst of ", n, " messages of ", size, " bytes on ",
+                                                      pairs.size(), " pair(s) did not finish within ",
+                                                      absl::FormatDuration(kBurstTimeout)));
+    }
+    if (m->type == "Drained" && drain_of.count(m->from.value) != 0) {
+      auto& slot = drained[drain_of[m->from.value]];
+      if (slot.has_value()) return absl::InternalError("a Drain reported twice");
+      RK_ASSIGN_OR_RETURN(slot, m->As<Drained>());
+      --outstanding;
+    } else if (m->type == "StreamDone" && streamer_of.count(m->from.value) != 0) {
+      auto& slot = done[streamer_of[m->from.value]];
+      if (slot.has_value()) return absl::InternalError("a Streamer reported twice");
+      RK_ASSIGN_OR_RETURN(slot, m->As<StreamDone>());
+      --outstanding;
+    }
+  }
+  StreamResult r;
+  uint64_t first_start = std::numeric_limits<uint64_t>::max(), last_start = 0, last_end = 0;
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    const Drained& d = *drained[i];
+    const StreamDone& s = *done[i];
+    if (s.count != n) {
+      return absl::InternalError(absl::StrCat("pair ", i, ": the Streamer sent ", s.count, " of ", n,
+                                              " messages (the Drain stopped taking them)"));
+    }
+    const uint64_t expected_words = PayloadXor(size, static_cast<uint64_t>(n));
+    if (d.received != static_cast<uint64_t>(n) || d.bytes != static_cast<uint64_t>(n) * size ||
+        d.words != expected_words || d.disorder != 0) {
+      return absl::InternalError(absl::StrCat("pair ", i, ": the Drain received ", d.received, " of ", n, ", ",
+                                              d.bytes, " bytes, ", d.disorder, " out of order, payload XOR ", d.words,
+                                              " (expected ", expected_words, ")"));
+    }
+    first_start = std::min<uint64_t>(first_start, s.start_ns);
+    last_start = std::max<uint64_t>(last_start, s.start_ns);
+    last_end = std::max<uint64_t>(last_end, d.last_ns);
+    r.retries += s.retries;
+  }
+  if (last_end <= first_start) return absl::InternalError("a K2K burst took no time on %globaltimer");
+  r.msgs_per_s = static_cast<double>(pairs.size()) * n / (static_cast<double>(last_end - first_start) * 1e-9);
+  r.start_skew_us = static_cast<double>(last_start - first_start) * 1e-3;
+  return r;
+}
+
+// `spread` labels the aggregate (every worker's pair at once) apart from a
+// single pair, whatever the pair count.
+absl::Status StreamConfig(const Bench& b, System& sys, const std::vector<StreamPair>& pairs, int size, int n,
+                          const std::string& spread) {
+  const std::string config =
+      absl::StrCat("path=k2k;payload=", size, ";pairs=", pairs.size(), ";receiver=other;spread=", spread);
+  std::vector<double> rates;
+  for (int i = 0; i < b.o.paths_warmup_bursts + b.o.paths_bursts; ++i) {
+    RK_ASSIGN_OR_RETURN(StreamResult r, StreamBurst(sys, pairs, size, n));
+    if (i < b.o.paths_warmup_bursts) continue;
+    const int it = i - b.o.paths_warmup_bursts + 1;
+    rates.push_back(r.msgs_per_s);
+    b.rec.Add(kExp, config, it, "msgs_per_s", r.msgs_per_s, "messages/second");
+    b.rec.Add(kExp, config, it, "bytes_per_s", r.msgs_per_s * size, "bytes/second");
+    b.rec.Add(kExp, config, it, "full_retries", static_cast<double>(r.retries), "count");
+    if (pairs.size() > 1) b.rec.Add(kExp, config, it, "start_skew_us", r.start_skew_us, "microseconds");
+  }
+  std::printf("paths %-48s %12.4g msgs/s (median of %d bursts)\n", config.c_str(), Median(rates), b.o.paths_bursts);
+  return absl::OkStatus();
+}
+
+// ---- Asks. ----
+
+// warmup + iterations Asks to `echo`, the measured ones recorded.
+absl::Status TimeAsks(const Bench& b, System& sys, ActorId echo, const std::string& config, uint64_t* seq) {
+  std::vector<double> us;
+  for (int i = 0; i < b.o.warmup + b.o.iterations; ++i) {
+    const uint64_t want = ++*seq;
+    const Clock::time_point t0 = Clock::now();
+    absl::StatusOr<Pong> p = sys.Ask<Pong>(echo, Ping{want}, kAskTimeout);
+    const Clock::time_point t1 = Clock::now();
+    if (!p.ok()) return p.status();
+    if (p->seq != want) return absl::InternalError("an Echo answered another Ping");
+    if (i < b.o.warmup) continue;
+    us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+    b.rec.Add(kExp, config, static_cast<int>(us.size()), "latency_us", us.back(), "microseconds");
+  }
+  std::vector<double> sorted = us;
+  std::printf("paths %-48s p50 %8.3f us, p99 %8.3f us\n", config.c_str(), Quantile(sorted, 0.5),
+              Quantile(sorted, 0.99));
+  return absl::OkStatus();
+}
+
+struct BackgroundPair {
+  ActorId pump;
+  ActorId sink;
+};
+
+absl::StatusOr<std::vector<PumpState>> QueryPumps(System& sys, const std::vector<BackgroundPair>& pairs) {
+  std::vector<PumpState> states;
+  for (const BackgroundPair& p : pairs) {
+    RK_ASSIGN_OR_RETURN(PumpState s, sys.Ask<PumpState>(p.pump, PumpQuery{0}, kAskTimeout));
+    if (s.running != 1 || s.lost != 0) {
+      return absl::InternalError(absl::StrCat("a background Pump stopped by itself (lost ", s.lost, ")"));
+    }
+    states.push_back(s);
+  }
+  return states;
+}
+
+// Asks timed while the background pairs stream; their rate over the Asks
+// from the pumps' own counters, their deliveries checked afterwards.
+absl::Status AsksUnderBackground(const Bench& b, System& sys, ActorId echo, const std::vector<BackgroundPair>& pairs,
+                                 uint64_t* seq) {
+  const std::string config =
+      absl::StrCat("path=ask;background_pairs=", pairs.size(), ";background_payload=64");
+  for (const BackgroundPair& p : pairs) {
+    RK_ASSIGN_OR_RETURN(PumpState s, sys.Ask<PumpState>(p.pump, PumpStart{p.sink, kPumpBatch}, kAskTimeout));
+    if (s.running != 1) return absl::InternalError("a background Pump could not send itself its first tick");
+  }
+  // Let the streams fill their mailboxes before anything is timed.
+  absl::SleepFor(absl::Milliseconds(20));
+  RK_ASSIGN_OR_RETURN(std::vector<PumpState> before, QueryPumps(sys, pairs));
+  RK_RETURN_IF_ERROR(TimeAsks(b, sys, echo, config, seq));
+  RK_ASSIGN_OR_RETURN(std::vector<PumpState> after, QueryPumps(sys, pairs));
+  double rate = 0;
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    if (after[i].at_ns <= before[i].at_ns) return absl::InternalError("a Pump's clock did not advance");
+    rate += static_cast<double>(after[i].sent - before[i].sent) /
+            (static_cast<double>(after[i].at_ns - before[i].at_ns) * 1e-9);
+  }
+  b.rec.Add(kExp, config, 1, "background_msgs_per_s", rate, "messages/second");
+  std::printf("paths %-48s background %.4g msgs/s%s\n", config.c_str(), rate,
+              rate < kBackgroundTarget ? " — BELOW the 1e6 msg/s the Ask-under-load target needs" : "");
+
+  // Stop, then check every delivery (the Sink64 may still be taking the
+  // last messages: poll until its count reaches the pump's).
+  for (const BackgroundPair& p : pairs) {
+    RK_ASSIGN_OR_RETURN(PumpState last, sys.Ask<PumpState>(p.pump, PumpStop{0}, kAskTimeout));
+    if (last.running != 1 || last.lost != 0) return absl::InternalError("a background Pump stopped by itself");
+    const absl::Time deadline = absl::Now() + kAskTimeout;
+    for (;;) {
+      RK_ASSIGN_OR_RETURN(SinkReport r, sys.Ask<SinkReport>(p.sink, SinkQuery{0}, kAskTimeout));
+      if (r.received < last.sent && absl::Now() < deadline) continue;
+      RK_RETURN_IF_ERROR(CheckSink(r, last.sent, "background"));
+      break;
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ExpPaths(const Bench& b) {
+  const Options& o = b.o;
+  if (o.paths_messages < 2 || o.paths_bursts < 1 || o.paths_warmup_bursts < 0 || o.paths_aggregate_messages < 2 ||
+      o.paths_pairs < 0 || o.paths_background_pairs < 1 || o.paths_quiet_asks < 1) {
+    return absl::InvalidArgumentError(
+        "--paths-messages and --paths-aggregate-messages must be at least 2, --paths-bursts, "
+        "--paths-background-pairs and --paths-quiet-asks at least 1, the others at least 0");
+  }
+  const DeviceInfo& dev = b.runtime.device();
+
+  // 1. Power with no system running.
+  std::unique_ptr<PowerMeter> meter;
+  std::vector<double> idle_watts;
+  if (absl::StatusOr<std::unique_ptr<PowerMeter>> m = PowerMeter::Open(dev.ordinal); m.ok()) {
+    meter = *std::move(m);
+    std::printf("paths: NVML power of device %d found %s\n", dev.ordinal, meter->found().c_str());
+    if (absl::StatusOr<std::vector<double>> w = SettleAndSample(*meter, o); w.ok()) {
+      idle_watts = *std::move(w);
+      RecordPower(b, "path=power;system=none", idle_watts);
+    } else {
+      // Power is one figure among many: a reading that fails costs only it.
+      std::printf("paths: power skipped: %s\n", std::string(w.status().message()).c_str());
+      meter.reset();
+    }
+  } else {
+    std::printf("paths: power skipped: %s\n", std::string(m.status().message()).c_str());
+  }
+
+  // 2. The host round-trip floor, in this process, before any system holds
+  // the SMs.
+  if (!o.skip_baselines) {
+    RK_ASSIGN_OR_RETURN(std::unique_ptr<Baselines> base, Baselines::Create(dev.ordinal, dev.capability));
+    RK_RETURN_IF_ERROR(base->StartPersistent());
+    std::vector<double> floor;
+    for (int i = 0; i < o.warmup + o.iterations; ++i) {
+      const Clock::time_point t0 = Clock::now();
+      RK_RETURN_IF_ERROR(base->PersistentCommand());
+      const Clock::time_point t1 = Clock::now();
+      if (i < o.warmup) continue;
+      floor.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+      b.rec.Add(kExp, "path=host_roundtrip_floor", static_cast<int>(floor.size()), "latency_us", floor.back(),
+                "microseconds");
+    }
+    RK_RETURN_IF_ERROR(base->StopPersistent());
+    std::printf("paths %-48s p50 %8.3f us\n", "path=host_roundtrip_floor", Median(floor));
+  }
+
+  uint64_t seq = 0;
+  // 3. One idle actor: its power, then Asks after 1 s of quiet.
+  {
+    RK_ASSIGN_OR_RETURN(std::unique_ptr<System> sys, b.runtime.Start(b.program, BaseSystemOptions(o)));
+    RK_ASSIGN_OR_RETURN(ActorId echo, sys->Spawn("Echo", "echo"));
+    // The system is up and the actor answers (not timed).
+    RK_RETURN_IF_ERROR(sys->Ask<Pong>(echo, Ping{++seq}, kAskTimeout).status());
+    if (meter != nullptr) {
+      if (absl::StatusOr<std::vector<double>> watts = SettleAndSample(*meter, o); !watts.ok()) {
+        std::printf("paths: power with one idle actor skipped: %s\n", std::string(watts.status().message()).c_str());
+      } else {
+        const std::string config = "path=power;system=one_idle_actor";
+        RecordPower(b, config, *watts);
+        const double delta = Median(*watts) - Median(idle_watts);
+        b.rec.Add(kExp, config, 1, "power_delta_w", delta, "watts");
+        std::printf("paths: power %.1f W without a system, %.1f W with one idle actor (%+.1f W)\n",
+                    Median(idle_watts), Median(*watts), delta);
+      }
+    }
+    const std::string config = "path=ask;quiet_ms=1000";
+    for (int i = 0; i < o.paths_quiet_asks; ++i) {
+      absl::SleepFor(absl::Seconds(1));
+      const uint64_t want = ++seq;
+      const Clock::time_point t0 = Clock::now();
+      absl::StatusOr<Pong> p = sys->Ask<Pong>(echo, Ping{want}, kAskTimeout);
+      const Clock::time_point t1 = Clock::now();
+      if (!p.ok()) return p.status();
+      if (p->seq != want) return absl::InternalError("the Echo answered another Ping");
+      const double us = std::chrono::duration<double, std::micro>(t1 - t0).count();
+      b.rec.Add(kExp, config, i + 1, "latency_us", us, "microseconds");
+      std::printf("paths %-48s %8.3f us\n", config.c_str(), us);
+    }
+    RK_RETURN_IF_ERROR(StopCleanly(*sys, "paths (one idle actor)"));
+  }
+
+  // 4. Host injection, one K2K pair, Asks with and without background.
+  {
+    SystemOptions so = BaseSystemOptions(o);
+    // A host message must never be dead-lettered for finding a mailbox
+    // full: the injection figures count only delivered messages.
+    so.ingress_full_timeout = absl::Seconds(5);
+    RK_ASSIGN_OR_RETURN(std::unique_ptr<System> sys, b.runtime.Start(b.program, so));
+    std::vector<HostSender> senders;
+    for (int t = 0; t < 4; ++t) {
+      RK_ASSIGN_OR_RETURN(ActorId sink, sys->Spawn("Sink64", absl::StrCat("sink", t)));
+      senders.push_back(HostSender{sink, 0});
+    }
+    for (size_t threads : {size_t{1}, size_t{4}}) {
+      const std::string config =
+          absl::StrCat("path=host_to_gpu;payload=64;threads=", threads, ";receivers=", threads);
+      std::vector<HostSender> mine(senders.begin(), senders.begin() + static_cast<long>(threads));
+      std::vector<double> rates;
+      for (int i = 0; i < o.paths_warmup_bursts + o.paths_bursts; ++i) {
+        uint64_t retries = 0;
+        RK_ASSIGN_OR_RETURN(double rate, HostBurst(*sys, mine, o.paths_messages, &retries));
+        if (i < o.paths_warmup_bursts) continue;
+        const int it = i - o.paths_warmup_bursts + 1;
+        rates.push_back(rate);
+        b.rec.Add(kExp, config, it, "msgs_per_s", rate, "messages/second");
+        b.rec.Add(kExp, config, it, "full_retries", static_cast<double>(retries), "count");
+      }
+      std::copy(mine.begin(), mine.end(), senders.begin());
+      std::printf("paths %-48s %12.4g msgs/s (median of %d bursts)\n", config.c_str(), Median(rates), o.paths_bursts);
+    }
+
+    RK_ASSIGN_OR_RETURN(ActorId streamer, sys->Spawn("Streamer", "streamer"));
+    RK_ASSIGN_OR_RETURN(ActorId drain, sys->Spawn("Drain", "drain"));
+    for (int size : {64, 4096}) {
+      RK_RETURN_IF_ERROR(StreamConfig(b, *sys, {StreamPair{streamer, drain}}, size, o.paths_messages, "one_pair"));
+    }
+
+    RK_ASSIGN_OR_RETURN(ActorId echo, sys->Spawn("Echo", "echo"));
+    std::vector<BackgroundPair> background;
+    for (int i = 0; i < o.paths_background_pairs; ++i) {
+      RK_ASSIGN_OR_RETURN(ActorId pump, sys->Spawn("Pump", absl::StrCat("pump", i)));
+      RK_ASSIGN_OR_RETURN(ActorId sink, sys->Spawn("Sink64", absl::StrCat("background_sink", i)));
+      background.push_back(BackgroundPair{pump, sink});
+    }
+    RK_RETURN_IF_ERROR(TimeAsks(b, *sys, echo, "path=ask;background_pairs=0", &seq));
+    RK_RETURN_IF_ERROR(AsksUnderBackground(b, *sys, echo, background, &seq));
+    RK_RETURN_IF_ERROR(StopCleanly(*sys, "paths"));
+  }
+
+  // 5. Every pair at once: its own system, sized for 2 × pairs actors.
+  {
+    SystemOptions so = BaseSystemOptions(o);
+    uint32_t pairs = static_cast<uint32_t>(o.paths_pairs);
+    if (pairs == 0) {
+      // How many workers a system gets is only known once it runs: ask a
+      // small one.
+      RK_ASSIGN_OR_RETURN(std::unique_ptr<System> probe, b.runtime.Start(b.program, so));
+      pairs = probe->workers();
+      RK_RETURN_IF_ERROR(StopCleanly(*probe, "paths (worker count)"));
+    }
+    so.max_actors = std::max(so.max_actors, 2 * pairs + 8);
+    // Every Drain's report reaches the host before any is taken.
+    while (so.outbound_ring_capacity < 4 * pairs) so.outbound_ring_capacity *= 2;
+    // Room for every mailbox and state up front rather than chunk by chunk
+    // while the actors are spawned (4 KiB payload slots: the program's max).
+    so.arena_bytes = std::max<uint64_t>(so.arena_bytes, uint64_t{2} * pairs *
+                                                            (uint64_t{so.mailbox_capacity} * 4352 + 16384) +
+                                                            (16ull << 20));
+    RK_ASSIGN_OR_RETURN(std::unique_ptr<System> sys, b.runtime.Start(b.program, so));
+    std::vector<ActorId> streamers, drains;
+    for (uint32_t i = 0; i < pairs; ++i) {
+      RK_ASSIGN_OR_RETURN(ActorId s, sys->Spawn("Streamer", absl::StrCat("streamer", i)));
+      streamers.push_back(s);
+    }
+    for (uint32_t i = 0; i < pairs; ++i) {
+      RK_ASSIGN_OR_RETURN(ActorId d, sys->Spawn("Drain", absl::StrCat("drain", i)));
+      drains.push_back(d);
+    }
+    // Streamer i sends to Drain i + 1: never an actor to itself, and where
+    // actors are placed round-robin in spawn order, never to its own worker.
+    std::vector<StreamPair> all;
+    for (uint32_t i = 0; i < pairs; ++i) all.push_back(StreamPair{streamers[i], drains[(i + 1) % pairs]});
+    std::printf("paths: %u pairs on %u worker blocks of %u threads\n", pairs, sys->workers(), sys->threads_per_block());
+    RK_RETURN_IF_ERROR(StreamConfig(b, *sys, all, 64, o.paths_aggregate_messages, "all_workers"));
+    RK_RETURN_IF_ERROR(StopCleanly(*sys, "paths (every pair)"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace rk::bench
