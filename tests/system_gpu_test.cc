@@ -32,6 +32,7 @@
 #include "ringkernel/runtime.h"
 #include "runtime/cuda_driver.h"
 #include "runtime/device_buffer.h"
+#include "runtime/mapped_buffer.h"
 #include "runtime/module.h"
 #include "runtime/primary_context.h"
 #include "runtime/stream.h"
@@ -429,18 +430,10 @@ TEST_F(SystemGpuTest, FewWorkersLeaveRoomForTheApplicationsOwnKernels) {
   ASSERT_GT(info.multiprocessors, static_cast<int>(kWorkers) + 1)
       << "this test needs a GPU with more SMs than the system's " << kWorkers + 1 << " blocks";
 
-  SystemOptions o;
-  o.workers = kWorkers;
-  auto sys = StartSystem(o);
-  ASSERT_NE(sys, nullptr);
-  EXPECT_EQ(sys->workers(), kWorkers);
-  const ActorId neighbour = SpawnOrDie(*sys, "Fragile", "neighbour");
-  absl::StatusOr<Poked> poked = sys->Ask<Poked>(neighbour, Poke{0}, kAsk);
-  ASSERT_TRUE(poked.ok()) << poked.status();
-  EXPECT_EQ(poked->pokes, 1);
-  ASSERT_EQ(sys->phase(), KernelPhase::kRunning);
-
-  // The application's side, in the same (primary) context as the system.
+  // The application's side, in the same (primary) context as the system:
+  // its kernel is compiled, loaded and resolved before the system starts,
+  // as an application does at start-up (a module loaded lazily while the
+  // persistent kernel runs may wait for it).
   absl::StatusOr<cuda::PrimaryContext> context = cuda::PrimaryContext::Create(info.ordinal);
   ASSERT_TRUE(context.ok()) << context.status();
   ASSERT_TRUE(context->MakeCurrent().ok());
@@ -458,13 +451,28 @@ TEST_F(SystemGpuTest, FewWorkersLeaveRoomForTheApplicationsOwnKernels) {
   ASSERT_TRUE(kernel.ok()) << kernel.status();
 
   const uint32_t blocks = static_cast<uint32_t>(info.multiprocessors);  // one block per SM
-  // No zeroing and no synchronous copies: those go through the legacy
-  // stream, which waits for the persistent kernel (until it exits). The
-  // kernel writes every word, and the result comes back on our own stream.
+  // No zeroing and no synchronous copies while the system runs: those go
+  // through the legacy stream, which waits for the persistent kernel (until
+  // it exits). The kernel writes every word, and the result comes back on
+  // our own stream into pinned memory.
   absl::StatusOr<cuda::DeviceBuffer> out = cuda::DeviceBuffer::Create(size_t{blocks} * 2 * 8);
   ASSERT_TRUE(out.ok()) << out.status();
   absl::StatusOr<cuda::Stream> stream = cuda::Stream::Create({.non_blocking = true});
   ASSERT_TRUE(stream.ok()) << stream.status();
+  absl::StatusOr<cuda::MappedBuffer> results = cuda::MappedBuffer::Create(size_t{blocks} * 2 * 8);
+  ASSERT_TRUE(results.ok()) << results.status();
+
+  SystemOptions o;
+  o.workers = kWorkers;
+  auto sys = StartSystem(o);
+  ASSERT_NE(sys, nullptr);
+  EXPECT_EQ(sys->workers(), kWorkers);
+  const ActorId neighbour = SpawnOrDie(*sys, "Fragile", "neighbour");
+  absl::StatusOr<Poked> poked = sys->Ask<Poked>(neighbour, Poke{0}, kAsk);
+  ASSERT_TRUE(poked.ok()) << poked.status();
+  EXPECT_EQ(poked->pokes, 1);
+  ASSERT_EQ(sys->phase(), KernelPhase::kRunning);
+
   CUdeviceptr out_ptr = out->get();
   uint64_t seed = kSeed;
   void* params[] = {&out_ptr, &seed};
@@ -481,10 +489,10 @@ TEST_F(SystemGpuTest, FewWorkersLeaveRoomForTheApplicationsOwnKernels) {
            << (done.ok() ? "still running" : done.status().ToString());
   }
 
-  std::vector<uint64_t> result(size_t{blocks} * 2);
-  ASSERT_TRUE(out->DownloadAsync(*stream, result.data(), result.size() * 8).ok());
+  ASSERT_TRUE(out->DownloadAsync(*stream, results->host(), size_t{blocks} * 2 * 8).ok());
   done = PollStream(*stream, absl::Seconds(10));
   ASSERT_TRUE(done.ok() && *done) << "the copy of the results did not finish within 10 s";
+  const uint64_t* result = static_cast<const uint64_t*>(results->host());
   std::set<uint64_t> sms;
   for (uint32_t b = 0; b < blocks; ++b) {
     const uint64_t sum = uint64_t{b} * kThreads * kThreads + uint64_t{kThreads} * (kThreads - 1) / 2;

@@ -142,7 +142,10 @@ constexpr u32 kFirstOwner = 32;
 __device__ __forceinline__ u32 OwnerCount() { return blockDim.x - kFirstOwner; }
 
 // A host message handed by the poller (warp 0) to the owner of one of the
-// first kDirectSlots actors, in shared memory.
+// first kDirectSlots actors, in shared memory. Every access to a slot is an
+// atomic operation: the hand-over is ordered by the `full` flag and block
+// fences, not by a barrier, and atomics say so to the tools that check
+// shared memory for races.
 constexpr u32 kDirectSlots = 32;
 constexpr u32 kDirectWords = 30;  // 120 payload bytes
 struct DirectSlot {
@@ -154,10 +157,15 @@ struct DirectSlot {
   u32 size;
   u32 msg_type;
   u32 pad;
-  u64 correlation;
-  u64 hlc;
+  unsigned long long correlation;
+  unsigned long long hlc;
   u32 payload[kDirectWords];
 };
+
+__device__ __forceinline__ u32 SlotGet(u32* p) { return atomicOr(p, 0u); }
+__device__ __forceinline__ void SlotSet(u32* p, u32 v) { atomicExch(p, v); }
+__device__ __forceinline__ u64 SlotGet64(unsigned long long* p) { return atomicOr(p, 0ull); }
+__device__ __forceinline__ void SlotSet64(unsigned long long* p, u64 v) { atomicExch(p, v); }
 
 __device__ __forceinline__ void InitCtx(Ctx& ctx, WorkerThread& w, const OwnedActor& o, const MailHeader& m, u64 hlc,
                                         u8* scratch, u32 block) {
@@ -248,15 +256,15 @@ __device__ u32 ServeMailbox(WorkerThread& w, OwnedActor& o, DirectSlot* direct, 
     if (o.hot != 0) --o.hot;
     ++o.quiet;
   }
-  // The counters and the consumed slots go back to memory when the actor is
-  // dropped from registers or the block takes over, and otherwise once the
-  // mailbox has stayed empty for a few polls: each release is a fence that
-  // waits for this thread's stores (its sends among them), which a busy
-  // owner should not pay per message.
-  if (!resident || *block || o.quiet == kQuietPolls || (n != 0 && o.handled % 64 == 0)) {
-    StoreOwned(o);
-    ReleaseOwned(o);
-  }
+  // Consumed slots go back to producers when the actor is dropped from
+  // registers or the block takes over, and otherwise once the mailbox has
+  // stayed empty for a few polls: each release is a fence that waits for
+  // this thread's stores (its sends among them), which a busy owner should
+  // not pay per message.
+  // Counters go back to memory after every batch (posted stores: a flush
+  // the host asks for after a reply then sees that message counted).
+  if (n != 0 || *block) StoreOwned(o);
+  if (!resident || *block || o.quiet == kQuietPolls) ReleaseOwned(o);
   return n;
 }
 
@@ -460,11 +468,11 @@ __device__ u32 ServeHostRing(WorkerThread& w, HostRing& ring, DirectSlot* slots,
     if (slot != nullptr) {
       u32 full = 0, pending = 0, actor = 0, type = 0, failed = 0;
       if (lane == 0) {
-        full = *static_cast<volatile u32*>(&slot->full);
-        pending = *static_cast<volatile u32*>(&slot->pending);
-        actor = *static_cast<volatile u32*>(&slot->actor);
-        type = *static_cast<volatile u32*>(&slot->type);
-        failed = *static_cast<volatile u32*>(&slot->failed);
+        full = SlotGet(&slot->full);
+        pending = SlotGet(&slot->pending);
+        actor = SlotGet(&slot->actor);
+        type = SlotGet(&slot->type);
+        failed = SlotGet(&slot->failed);
       }
       full = __shfl_sync(0xFFFFFFFFu, full, 0);
       pending = __shfl_sync(0xFFFFFFFFu, pending, 0);
@@ -479,15 +487,15 @@ __device__ u32 ServeHostRing(WorkerThread& w, HostRing& ring, DirectSlot* slots,
       const u32 words = (h.size + 3) / 4;
       for (u32 p = 0; p < words; ++p) {
         const u32 v = LlData(WindowWord(win, base + kLlHeaderWords + p));
-        if (lane == 0) slot->payload[p] = v;
+        if (lane == 0) SlotSet(&slot->payload[p], v);
       }
       if (lane == 0) {
-        slot->size = h.size;
-        slot->msg_type = h.type;
-        slot->correlation = h.correlation;
-        slot->hlc = h.hlc;
+        SlotSet(&slot->size, h.size);
+        SlotSet(&slot->msg_type, h.type);
+        SlotSet64(&slot->correlation, h.correlation);
+        SlotSet64(&slot->hlc, h.hlc);
         __threadfence_block();
-        *static_cast<volatile u32*>(&slot->full) = 1;
+        SlotSet(&slot->full, 1);
       }
       __syncwarp();
     } else {
@@ -603,7 +611,7 @@ __device__ void RunBlockMessage(WorkerThread& w, u32 a, u8* smem, u64* s_hlc, un
       if (ctx.d_.failed) o.failed = 1;
     }
     if (r.h.sender == kHostActorValue && a < kDirectSlots) atomicSub(&slots[a].pending, 1u);
-    if (o.failed && a < kDirectSlots) slots[a].failed = 1;
+    if (o.failed && a < kDirectSlots) SlotSet(&slots[a].failed, 1);
     MailboxStampUnused(slot, o.inline_words, flag, r.h);
     ++o.head;
     StoreOwned(o);
@@ -617,27 +625,28 @@ __device__ void RunBlockMessage(WorkerThread& w, u32 a, u8* smem, u64* s_hlc, un
 // Takes the message the poller handed over in `d`, if any, and handles it.
 // Only after the owner found its mailbox empty (see the top of this file).
 __device__ u32 ServeDirect(WorkerThread& w, OwnedActor& o, DirectSlot* d) {
-  if (*static_cast<volatile u32*>(&d->full) == 0) return 0;
+  if (SlotGet(&d->full) == 0) return 0;
   __threadfence_block();
   MailRecord r;
-  r.h.type = d->msg_type;
-  r.h.size = d->size;
+  r.h.type = SlotGet(&d->msg_type);
+  r.h.size = SlotGet(&d->size);
   r.h.sender = kHostActorValue;
   r.h.flags = 0;
-  r.h.correlation = d->correlation;
-  r.h.hlc = d->hlc;
+  r.h.correlation = SlotGet64(&d->correlation);
+  r.h.hlc = SlotGet64(&d->hlc);
   const u32 words = (r.h.size + 3) / 4;
-  for (u32 i = 0; i < words; ++i) w.buf[i] = d->payload[i];
+  for (u32 i = 0; i < words; ++i) w.buf[i] = SlotGet(&d->payload[i]);
   r.payload = reinterpret_cast<const u8*>(w.buf);
   // The slot is free for the next message once its words are copied out.
   __threadfence_block();
-  *static_cast<volatile u32*>(&d->full) = 0;
+  SlotSet(&d->full, 0);
   MarkRunning(w, RunningEntry(o.index, r.h.type));
   HandleOne(w, o, r);
   ++o.direct;
   o.hot = 64;
   o.quiet = 0;
-  if (o.failed) d->failed = 1;
+  if (o.failed) SlotSet(&d->failed, 1);
+  StoreOwned(o);
   return 1;
 }
 
@@ -663,10 +672,10 @@ __device__ void WorkerLoop(const SystemParams* sys, u32 worker, u8* smem) {
     s_out.cached_head = 0;
   }
   if (tid < kDirectSlots) {
-    s_direct[tid].full = 0;
-    s_direct[tid].pending = 0;
-    s_direct[tid].actor = 0;
-    s_direct[tid].failed = 0;
+    SlotSet(&s_direct[tid].full, 0);
+    SlotSet(&s_direct[tid].pending, 0);
+    SlotSet(&s_direct[tid].actor, 0);
+    SlotSet(&s_direct[tid].failed, 0);
   }
   __syncthreads();
   const u32* list = sys->worker_lists + static_cast<u64>(worker) * sys->max_actors_per_worker;
@@ -708,10 +717,10 @@ __device__ void WorkerLoop(const SystemParams* sys, u32 worker, u8* smem) {
         mine = LoadOwned(sys, list[first]);
         have_mine = true;
         if (my_direct != nullptr) {
-          my_direct->type = mine.type;
-          my_direct->failed = mine.failed;
+          SlotSet(&my_direct->type, mine.type);
+          SlotSet(&my_direct->failed, mine.failed);
           __threadfence_block();
-          *static_cast<volatile u32*>(&my_direct->actor) = mine.index + 1;
+          SlotSet(&my_direct->actor, mine.index + 1);
         }
       }
     }
@@ -736,7 +745,7 @@ __device__ void WorkerLoop(const SystemParams* sys, u32 worker, u8* smem) {
         } else if (n < sys->batch_max && my_direct != nullptr) {
           did |= ServeDirect(w, mine, my_direct);
         }
-        if (my_direct != nullptr && mine.failed) my_direct->failed = 1;
+        if (my_direct != nullptr && mine.failed) SlotSet(&my_direct->failed, 1);
       }
       for (u32 a = first + owners; a < count; a += owners) {
         OwnedActor o = LoadOwned(sys, list[a]);
