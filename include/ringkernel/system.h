@@ -91,7 +91,7 @@ struct ActorStats {
   std::string type;
   ActorState state = ActorState::kFree;
   uint32_t fail_code = 0;
-  uint64_t received = 0;       // accepted into its mailbox
+  uint64_t received = 0;       // accepted: into its mailbox, or handed over by its worker from the host ring
   uint64_t handled = 0;
   uint64_t dead_lettered = 0;  // accepted, then reported instead of handled
   uint64_t depth = 0;          // accepted, not yet handled
@@ -118,8 +118,8 @@ struct SystemStats {
   uint64_t flush_epoch = 0;
   uint64_t host_sent = 0;          // records the host put in the ring
   uint64_t host_ring_full = 0;     // Sends refused because the ring was full
-  uint64_t ingress_delivered = 0;  // host messages moved into mailboxes
-  uint64_t ingress_dead = 0;       // host messages the ingress dead-lettered
+  uint64_t ingress_delivered = 0;  // host messages the workers took from their rings
+  uint64_t ingress_dead = 0;       // host messages the workers dead-lettered instead
   uint64_t outbound_full = 0;      // host-bound device sends refused (ring full)
   uint64_t received_by_host = 0;   // records the host took from the GPU→host ring
   std::vector<ActorStats> actors;
