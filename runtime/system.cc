@@ -27,6 +27,9 @@ constexpr uint32_t kMaxPendingPerWorker = 4096;
 constexpr absl::Duration kControlTimeout = absl::Seconds(5);
 // The most a worker's ring (either way) may take of mapped memory.
 constexpr uint64_t kWorkerRingBytes = 1ull << 20;
+// Records of the control ring (spawn, bind, flush, drain, halt): the host
+// waits for each spawn and bind to be applied, so a few are ever queued.
+constexpr uint32_t kControlRingLog2 = 6;
 
 inline void CpuRelax() { __builtin_ia32_pause(); }
 
@@ -168,8 +171,7 @@ absl::Status SystemImpl::Init() {
   }
   const uint32_t max_payload = static_cast<uint32_t>(AlignUp(largest, 8));
   const uint32_t slot_words = LlSlotWords(max_payload);
-  const uint32_t in_log2 = Log2(o.host_ring_capacity);
-  const uint32_t out_log2 = Log2(o.outbound_ring_capacity);
+  const uint32_t in_log2 = kControlRingLog2;
   // Each worker has a ring from the host and one back, as many records as
   // asked for unless that is more than kWorkerRingBytes a ring (programs
   // with large messages), and at least 8.
@@ -214,9 +216,7 @@ absl::Status SystemImpl::Init() {
 
   // Mapped memory: the rings and the control blocks.
   RK_ASSIGN_OR_RETURN(cuda::MappedBuffer in_buf, cuda::MappedBuffer::Create(LlRingBytes(in_log2, slot_words)));
-  RK_ASSIGN_OR_RETURN(cuda::MappedBuffer out_buf, cuda::MappedBuffer::Create(LlRingBytes(out_log2, slot_words)));
   inbound_buf_ = std::move(in_buf);
-  outbound_buf_ = std::move(out_buf);
   RK_ASSIGN_OR_RETURN(cuda::MappedBuffer win_buf, cuda::MappedBuffer::Create(worker_ring_bytes * workers));
   RK_ASSIGN_OR_RETURN(cuda::MappedBuffer wout_buf, cuda::MappedBuffer::Create(worker_ring_bytes * workers));
   worker_in_buf_ = std::move(win_buf);
@@ -231,19 +231,15 @@ absl::Status SystemImpl::Init() {
   control_buf_ = std::move(ctl_buf);
 
   auto* in_host = static_cast<uint8_t*>(inbound_buf_->host());
-  auto* out_host = static_cast<uint8_t*>(outbound_buf_->host());
   auto* ctl_host = static_cast<uint8_t*>(control_buf_->host());
   inbound_ = reinterpret_cast<LlRingHeader*>(in_host);
-  inbound_slots_ = reinterpret_cast<u64*>(in_host + kLlSlotsOffset);
-  outbound_ = reinterpret_cast<LlRingHeader*>(out_host);
-  outbound_slots_ = reinterpret_cast<u64*>(out_host + kLlSlotsOffset);
   control_ = reinterpret_cast<SystemControl*>(ctl_host);
   actor_control_ = reinterpret_cast<ActorControl*>(ctl_host + actor_ctl_off);
   worker_control_ = reinterpret_cast<WorkerControl*>(ctl_host + worker_ctl_off);
   running_ = reinterpret_cast<u64*>(ctl_host + running_off);
-  for (LlRingHeader* r : {inbound_, outbound_}) r->slot_words = slot_words, r->max_payload = max_payload;
+  inbound_->slot_words = slot_words;
+  inbound_->max_payload = max_payload;
   inbound_->capacity_log2 = in_log2;
-  outbound_->capacity_log2 = out_log2;
   for (uint32_t w = 0; w < workers; ++w) {
     for (auto [r, log2] : {std::pair{WorkerRing(worker_in_host_, worker_ring_bytes, w), win_log2},
                            std::pair{WorkerRing(worker_out_host_, worker_ring_bytes, w), wout_log2}}) {
@@ -255,12 +251,11 @@ absl::Status SystemImpl::Init() {
   worker_producers_ = std::make_unique<RingProducer[]>(workers);
   {
     absl::MutexLock lock(&out_mu_);
-    out_heads_.assign(workers + 1, 0);
+    out_heads_.assign(workers, 0);
   }
 
   const CUdeviceptr base = tables_->get();
   const CUdeviceptr in_dev = inbound_buf_->device();
-  const CUdeviceptr out_dev = outbound_buf_->device();
   const CUdeviceptr ctl_dev = control_buf_->device();
   SystemParams& p = params_;
   p.actors = reinterpret_cast<ActorSlot*>(base + actors_off);
@@ -270,9 +265,7 @@ absl::Status SystemImpl::Init() {
   p.shared = reinterpret_cast<DeviceShared*>(base + shared_off);
   p.worker_stats = reinterpret_cast<WorkerStats*>(base + wstats_off);
   p.inbound = reinterpret_cast<LlRingHeader*>(in_dev);
-  p.outbound = reinterpret_cast<LlRingHeader*>(out_dev);
   p.inbound_slots = reinterpret_cast<u64*>(in_dev + kLlSlotsOffset);
-  p.outbound_slots = reinterpret_cast<u64*>(out_dev + kLlSlotsOffset);
   p.control = reinterpret_cast<SystemControl*>(ctl_dev);
   p.actor_control = reinterpret_cast<ActorControl*>(ctl_dev + actor_ctl_off);
   p.worker_control = reinterpret_cast<WorkerControl*>(ctl_dev + worker_ctl_off);
@@ -282,7 +275,6 @@ absl::Status SystemImpl::Init() {
   p.worker_ring_bytes = worker_ring_bytes;
   p.inbound_log2 = in_log2;
   p.slot_words = slot_words;
-  p.outbound_log2 = out_log2;
   p.worker_in_log2 = win_log2;
   p.worker_out_log2 = wout_log2;
   p.max_payload = max_payload;
@@ -354,12 +346,11 @@ SystemImpl::~SystemImpl() {
       std::optional<cuda::Stream> stream, copy_stream;
       std::optional<cuda::DeviceBuffer> tables;
       std::vector<cuda::DeviceBuffer> arena;
-      std::optional<cuda::MappedBuffer> inbound, outbound, control, worker_in, worker_out;
+      std::optional<cuda::MappedBuffer> inbound, control, worker_in, worker_out;
     };
-    new Abandoned{std::move(module_),      std::move(stream_),       std::move(copy_stream_),
-                  std::move(tables_),      std::move(arena_),        std::move(inbound_buf_),
-                  std::move(outbound_buf_), std::move(control_buf_), std::move(worker_in_buf_),
-                  std::move(worker_out_buf_)};
+    new Abandoned{std::move(module_),       std::move(stream_),       std::move(copy_stream_),
+                  std::move(tables_),       std::move(arena_),        std::move(inbound_buf_),
+                  std::move(control_buf_),  std::move(worker_in_buf_), std::move(worker_out_buf_)};
     runtime_->MarkPoisoned();
   }
 }
@@ -406,7 +397,6 @@ absl::StatusOr<uint64_t> SystemImpl::SendControl(ControlOp op, uint32_t a0, uint
     }
     std::this_thread::yield();
   }
-  control_records_.fetch_add(1, std::memory_order_relaxed);
   return seq;
 }
 
@@ -504,14 +494,14 @@ absl::Status SystemImpl::CheckKernel(bool* finished) {
 }
 
 void SystemImpl::DrainLocked() {
-  for (uint32_t r = 0; r <= params_.num_workers; ++r) DrainRingLocked(r);
+  for (uint32_t w = 0; w < params_.num_workers; ++w) DrainRingLocked(w);
 }
 
-void SystemImpl::DrainRingLocked(uint32_t ring_index) {
-  LlRingHeader* ring = ring_index == 0 ? outbound_ : WorkerOut(ring_index - 1);
-  const u32 log2 = ring_index == 0 ? params_.outbound_log2 : params_.worker_out_log2;
+void SystemImpl::DrainRingLocked(uint32_t worker) {
+  LlRingHeader* ring = WorkerOut(worker);
+  const u32 log2 = params_.worker_out_log2;
   const u64* slots = RingSlots(ring);
-  u64& head = out_heads_[ring_index];
+  u64& head = out_heads_[worker];
   if (out_buffer_.size() < params_.max_payload + 8) out_buffer_.resize(params_.max_payload + 8);
   uint64_t consumed = 0;
   for (;;) {
@@ -522,7 +512,7 @@ void SystemImpl::DrainRingLocked(uint32_t ring_index) {
     if (r == LlReadResult::kCorrupt) {
       absl::MutexLock lock(&state_mu_);
       if (fault_.ok()) {
-        fault_ = absl::DataLossError(absl::StrCat("corrupt record at position ", head, " of GPU→host ring ", ring_index));
+        fault_ = absl::DataLossError(absl::StrCat("corrupt record at position ", head, " of the ring back from worker ", worker));
       }
       break;
     }
@@ -786,18 +776,16 @@ absl::StatusOr<Message> SystemImpl::Ask(ActorId to, uint32_t type_id, const void
     pending_.erase(correlation);
     return sent;
   }
-  // The reply comes back on the ring of the receiver's worker: poll that one
-  // on every spin, the others (dead letters, failures) now and then.
-  const uint32_t reply_ring = static_cast<uint32_t>(actor_place_[to.value].load(std::memory_order_relaxed)) + 1;
+  // Everything that answers this Ask — the reply, a dead letter of the
+  // message, the actor's failure — comes back on the ring of the receiver's
+  // worker (the only worker that runs it or takes its host messages): that
+  // ring alone is polled. The others are drained by whoever waits on them.
+  const uint32_t reply_worker = static_cast<uint32_t>(actor_place_[to.value].load(std::memory_order_relaxed));
   uint32_t spins = 0;
   for (;;) {
     {
       absl::MutexLock lock(&out_mu_);
-      if ((spins & 63) == 63) {
-        DrainLocked();
-      } else {
-        DrainRingLocked(reply_ring);
-      }
+      DrainRingLocked(reply_worker);
       auto it = pending_.find(correlation);
       if (it->second.done) {
         PendingAsk done = std::move(it->second);
@@ -1061,7 +1049,7 @@ System::MemoryUsage SystemImpl::Memory() const {
   m.mailboxes = mailbox_bytes_;
   m.actor_state = state_bytes_;
   for (const cuda::DeviceBuffer& b : arena_) m.arena_reserved += b.size();
-  for (const auto* b : {&inbound_buf_, &outbound_buf_, &control_buf_, &worker_in_buf_, &worker_out_buf_}) {
+  for (const auto* b : {&inbound_buf_, &control_buf_, &worker_in_buf_, &worker_out_buf_}) {
     m.mapped += b->has_value() ? (*b)->size() : 0;
   }
   return m;

@@ -6,8 +6,7 @@
 // arena that holds mailboxes and actor state (device memory), the rings and
 // the control blocks (mapped pinned memory). Rings: one control ring to the
 // service block, one message ring to each worker (a message goes to the ring
-// of its receiver's worker), one ring back from each worker and one from the
-// service block. The host writes its rings from any thread (a lock-free
+// of its receiver's worker) and one ring back from each worker. The host writes its rings from any thread (a lock-free
 // multi-producer reservation) and drains the rings back under `out_mu_`,
 // sorting what it finds into Ask replies, the inbox, dead letters and
 // failures.
@@ -102,8 +101,8 @@ class SystemImpl {
   absl::Status WaitFor(const u64* index, uint64_t target, absl::Duration timeout, const char* what);
   // Drains every GPU→host ring. Requires out_mu_.
   void DrainLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(out_mu_);
-  // Drains one: ring 0 is the service block's, ring w + 1 worker w's.
-  void DrainRingLocked(uint32_t ring) ABSL_EXCLUSIVE_LOCKS_REQUIRED(out_mu_);
+  // Drains the ring back from one worker.
+  void DrainRingLocked(uint32_t worker) ABSL_EXCLUSIVE_LOCKS_REQUIRED(out_mu_);
   // Sorts one record taken from a ring back.
   void SortLocked(const LlHeader& h) ABSL_EXCLUSIVE_LOCKS_REQUIRED(out_mu_);
   void Drain() {
@@ -135,16 +134,12 @@ class SystemImpl {
   uint64_t mailbox_bytes_ = 0;
   uint64_t state_bytes_ = 0;
   std::optional<cuda::MappedBuffer> inbound_buf_;
-  std::optional<cuda::MappedBuffer> outbound_buf_;
   std::optional<cuda::MappedBuffer> control_buf_;
   std::optional<cuda::MappedBuffer> worker_in_buf_;
   std::optional<cuda::MappedBuffer> worker_out_buf_;
 
   // Host views of the mapped memory.
   LlRingHeader* inbound_ = nullptr;
-  u64* inbound_slots_ = nullptr;
-  LlRingHeader* outbound_ = nullptr;
-  u64* outbound_slots_ = nullptr;
   SystemControl* control_ = nullptr;
   ActorControl* actor_control_ = nullptr;
   WorkerControl* worker_control_ = nullptr;
@@ -160,7 +155,6 @@ class SystemImpl {
   std::unique_ptr<RingProducer[]> worker_producers_;
   absl::Mutex control_mu_;  // control records are written in sequence order
   alignas(64) std::atomic<uint64_t> control_seq_{0};
-  std::atomic<uint64_t> control_records_{0};
   std::atomic<uint64_t> host_ring_full_{0};
   std::atomic<uint64_t> host_hlc_{0};
   std::atomic<uint64_t> next_correlation_{1};
@@ -179,7 +173,7 @@ class SystemImpl {
   uint32_t message_stride_ = 0;
   std::array<std::atomic<uint64_t>, 1024> type_cache_{};  // TypeSlot → type id + 1
 
-  // Consumer side of the rings back: [0] the service block's, [w + 1] worker w's.
+  // Consumer side of the rings back, one per worker.
   absl::Mutex out_mu_;
   std::vector<u64> out_heads_ ABSL_GUARDED_BY(out_mu_);
   std::string out_buffer_ ABSL_GUARDED_BY(out_mu_);

@@ -56,9 +56,7 @@ struct SystemOptions {
   // a Spawn that needs more allocates another chunk while the kernel runs.
   uint64_t arena_bytes = 16ull << 20;
   // Records of each worker's ring from the host and back (powers of two;
-  // fewer where a ring would take over 256 KiB of mapped memory, at least 8).
-  // Control records and the service block's reports have rings of these
-  // sizes too.
+  // fewer where a ring would take over 1 MiB of mapped memory, at least 8).
   uint32_t host_ring_capacity = 1024;
   uint32_t outbound_ring_capacity = 1024;
   // Messages an actor handles before its thread moves to its next actor.

@@ -5,10 +5,9 @@
 // Every worker block has its own ring to the host (mapped memory): its
 // threads reserve positions with a compare-and-swap on a tail in the block's
 // shared memory — never a global atomic — and write LL records with posted
-// stores. The service block (control, spawn failures) has one more ring,
-// reserved through device memory. The host drains all of them; a reply to an
-// Ask comes back on the ring of the worker that ran the handler, which is
-// the ring the waiting Ask polls.
+// stores. The host drains them all; a reply to an Ask, and the dead letters
+// and failures of the asked actor, come back on the ring of that actor's
+// worker, which is the ring the waiting Ask polls.
 //
 // Release/acquire pairs: a producer's acquire load of the ring's `head`
 // (LlTryReserve, only when its cached copy says the ring is full) pairs with
@@ -25,7 +24,7 @@ namespace detail {
 struct OutRing {
   LlRingHeader* ring;
   u64* slots;
-  u64* tail;    // producers' reservation counter (shared or device memory)
+  u64* tail;    // producers' reservation counter (the block's shared memory)
   u64* cached;  // producers' copy of the host's head
   u32 log2;
 };
@@ -43,16 +42,6 @@ __device__ __forceinline__ OutRing WorkerOutRing(const SystemParams* sys, u32 wo
   r.tail = &c->tail;
   r.cached = &c->cached_head;
   r.log2 = sys->worker_out_log2;
-  return r;
-}
-
-__device__ __forceinline__ OutRing ServiceOutRing(const SystemParams* sys) {
-  OutRing r;
-  r.ring = sys->outbound;
-  r.slots = sys->outbound_slots;
-  r.tail = &sys->shared->outbound_tail.value;
-  r.cached = &sys->shared->outbound_cached.value;
-  r.log2 = sys->outbound_log2;
   return r;
 }
 

@@ -13,7 +13,6 @@
 #define RINGKERNEL_DEVICE_RT_SERVICE_CUH_
 
 #include "ringkernel/device/rt_base.cuh"
-#include "ringkernel/device/rt_outbound.cuh"
 
 namespace rk {
 namespace detail {

@@ -7,7 +7,7 @@
 // Device memory (the kernel's, read by the host only after it exits):
 //   * `ActorSlot`    — one per actor: its mailbox, state, type, owner and the
 //                      counters its owner keeps;
-//   * `DeviceShared` — run flags and the GPU→host ring's producer side;
+//   * `DeviceShared` — run flags and system-wide counters;
 //   * the worker lists and the routing table.
 // Mapped pinned host memory (the host reads it at any time, without stopping
 // the kernel):
@@ -92,8 +92,6 @@ enum class KernelState : u32 {
 // Device-memory state shared by all blocks.
 struct alignas(kLineBytes) DeviceShared {
   PaddedIndex run;              // KernelState; written by the service block
-  PaddedIndex outbound_tail;    // GPU→host ring: producers' CAS counter
-  PaddedIndex outbound_cached;  // producers' copy of the host's head
   PaddedIndex ingress_done;     // 1 once the ingress has stopped for good
   PaddedIndex flush_request;    // control seq of a pending kFlush
   PaddedIndex workers_exited;   // count of worker blocks that left their loop
@@ -186,9 +184,7 @@ struct SystemParams {
   WorkerStats* worker_stats;  // num_workers
   // Mapped memory (device addresses).
   LlRingHeader* inbound;      // host → GPU control records (the service block)
-  LlRingHeader* outbound;     // GPU → host, written by the service block
   u64* inbound_slots;
-  u64* outbound_slots;
   SystemControl* control;
   ActorControl* actor_control;
   WorkerControl* worker_control;
@@ -200,7 +196,6 @@ struct SystemParams {
   // them across the bus). Every ring has slots of `slot_words`.
   u32 inbound_log2;
   u32 slot_words;
-  u32 outbound_log2;
   u32 worker_in_log2;
   u32 worker_out_log2;
   u32 max_payload;
@@ -213,21 +208,20 @@ struct SystemParams {
   u32 scratch_bytes;
   u32 batch_max;              // messages an actor handles before its worker moves on
   u32 idle_backoff_max_ns;    // longest sleep of an idle warp between polls
+  u32 track_running;          // 1: keep the running table for fault attribution
   u64 idle_spin_ns;           // how long a warp keeps polling without sleeping after its last message
   u64 flush_interval_ns;
   u64 ingress_full_timeout_ns;
-  u32 track_running;          // 1: keep the running table for fault attribution
-  u32 reserved1;
 };
 // The host writes this struct and the kernel reads it: one layout for both.
-static_assert(sizeof(SystemParams) == 224, "SystemParams layout");
+static_assert(sizeof(SystemParams) == 200, "SystemParams layout");
 static_assert(alignof(SystemParams) == 8, "SystemParams alignment");
-RK_ASSERT_OFFSET(SystemParams, running, 104);
-RK_ASSERT_OFFSET(SystemParams, worker_ring_bytes, 128);
-RK_ASSERT_OFFSET(SystemParams, inbound_log2, 136);
-RK_ASSERT_OFFSET(SystemParams, max_actors, 160);
-RK_ASSERT_OFFSET(SystemParams, idle_spin_ns, 192);
-RK_ASSERT_OFFSET(SystemParams, track_running, 216);
+RK_ASSERT_OFFSET(SystemParams, running, 88);
+RK_ASSERT_OFFSET(SystemParams, worker_ring_bytes, 112);
+RK_ASSERT_OFFSET(SystemParams, inbound_log2, 120);
+RK_ASSERT_OFFSET(SystemParams, max_actors, 140);
+RK_ASSERT_OFFSET(SystemParams, track_running, 172);
+RK_ASSERT_OFFSET(SystemParams, idle_spin_ns, 176);
 
 // The worker → host ring of worker `w` and the host → worker ring: each a
 // header and its slots, `worker_ring_bytes` apart.
