@@ -732,25 +732,12 @@ __device__ void WorkerLoop(const SystemParams* sys, u32 worker, u8* smem) {
       // never touch the bus.
       if (count != 0) did |= ServeHostRing(w, ring, s_direct, count, now);
     } else {
-      if (have_mine) {
+      // Serves the mailbox of the actor at list position `a`; queues it for
+      // the block when its next message needs a block handler. True when it
+      // found the mailbox empty (a hand-over may be taken after it).
+      auto serve = [&](OwnedActor& o, u32 a, DirectSlot* direct, bool resident) {
         bool block = false;
-        const u32 n = ServeMailbox(w, mine, my_direct, true, &block);
-        if (n != 0) {
-          did = 1;
-          atomicAdd(&s_handled, static_cast<unsigned long long>(n));
-        }
-        if (block) {
-          pending[atomicAdd(&s_pending_count, 1u)] = first;
-          want_block = true;
-        } else if (n < sys->batch_max && my_direct != nullptr) {
-          did |= ServeDirect(w, mine, my_direct);
-        }
-        if (my_direct != nullptr && mine.failed) SlotSet(&my_direct->failed, 1);
-      }
-      for (u32 a = first + owners; a < count; a += owners) {
-        OwnedActor o = LoadOwned(sys, list[a]);
-        bool block = false;
-        const u32 n = ServeMailbox(w, o, nullptr, false, &block);
+        const u32 n = ServeMailbox(w, o, direct, resident, &block);
         if (n != 0) {
           did = 1;
           atomicAdd(&s_handled, static_cast<unsigned long long>(n));
@@ -759,6 +746,15 @@ __device__ void WorkerLoop(const SystemParams* sys, u32 worker, u8* smem) {
           pending[atomicAdd(&s_pending_count, 1u)] = a;
           want_block = true;
         }
+        return !block && n < sys->batch_max;
+      };
+      if (have_mine) {
+        if (serve(mine, first, my_direct, true) && my_direct != nullptr) did |= ServeDirect(w, mine, my_direct);
+        if (my_direct != nullptr && mine.failed) SlotSet(&my_direct->failed, 1);
+      }
+      for (u32 a = first + owners; a < count; a += owners) {
+        OwnedActor o = LoadOwned(sys, list[a]);
+        serve(o, a, nullptr, false);
       }
     }
     if (want_block) atomicOr(&s_request, kRequestBlockWork);
