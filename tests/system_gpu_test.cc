@@ -65,6 +65,9 @@ struct Tock { unsigned long long now; unsigned long long sender_stamp; };
 struct Relay { ActorId to; };
 struct Peek { int unused; };
 struct Defaults { int seven; long long zero; float half; };
+struct Loop { int unused; };
+struct LoopQuery { int stop; };
+struct LoopCount { long long loops; };
 
 }  // namespace
 }  // namespace rk
@@ -88,6 +91,9 @@ RK_HOST_MESSAGE(rk::Tock, "Tock");
 RK_HOST_MESSAGE(rk::Relay, "Relay");
 RK_HOST_MESSAGE(rk::Peek, "Peek");
 RK_HOST_MESSAGE(rk::Defaults, "Defaults");
+RK_HOST_MESSAGE(rk::Loop, "Loop");
+RK_HOST_MESSAGE(rk::LoopQuery, "LoopQuery");
+RK_HOST_MESSAGE(rk::LoopCount, "LoopCount");
 
 namespace rk {
 namespace {
@@ -325,6 +331,30 @@ TEST_F(SystemGpuTest, HlcIsMonotonicPerActorAndOrderedAcrossASend) {
     ASSERT_TRUE(t.ok());
     EXPECT_GT(t->now, t->sender_stamp);
   }
+}
+
+// An actor whose own messages never leave its mailbox empty (it sends itself
+// one per message) still answers the host: a host message waits only for the
+// messages queued before it, not for the mailbox to run dry.
+TEST_F(SystemGpuTest, AnActorThatKeepsItsMailboxBusyStillAnswersAsks) {
+  auto sys = StartSystem();
+  ASSERT_NE(sys, nullptr);
+  const ActorId looper = SpawnOrDie(*sys, "Looper", "looper");
+  ASSERT_TRUE(sys->Send(looper, Loop{0}).ok());
+  long long last = 0;
+  for (int i = 0; i < 20; ++i) {
+    absl::StatusOr<LoopCount> c = sys->Ask<LoopCount>(looper, LoopQuery{0}, absl::Seconds(2));
+    ASSERT_TRUE(c.ok()) << "ask " << i << ": " << c.status();
+    EXPECT_GT(c->loops, last) << "ask " << i << ": the loop must keep running between asks";
+    last = c->loops;
+    absl::SleepFor(absl::Milliseconds(2));
+  }
+  absl::StatusOr<LoopCount> stop = sys->Ask<LoopCount>(looper, LoopQuery{1}, absl::Seconds(2));
+  ASSERT_TRUE(stop.ok()) << stop.status();
+  absl::StatusOr<StopReport> rep = sys->Stop();
+  ASSERT_TRUE(rep.ok()) << rep.status();
+  EXPECT_TRUE(rep->drained);
+  EXPECT_EQ(rep->unhandled, 0u);
 }
 
 TEST_F(SystemGpuTest, DefaultMemberInitialisersRunAtSpawn) {

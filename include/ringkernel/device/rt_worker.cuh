@@ -26,8 +26,10 @@
 //     actor's mailbox as any producer would. Per (host, actor) FIFO holds:
 //     the poller hands over directly only while none of the actor's host
 //     messages wait in its mailbox, and forwards only while its slot is
-//     empty. An owner takes its slot only after finding its mailbox empty,
-//     so a host message does not overtake the K2K messages already there.
+//     empty. An owner takes its slot after finding its mailbox empty, or
+//     once its head has passed the mailbox tail it saw when it found the
+//     slot full: a host message does not overtake the K2K messages already
+//     there, and an actor that keeps its own mailbox busy still gets it.
 //   * Block handlers: the owner queues the actor in shared memory and raises
 //     a request; every warp checks the request each iteration and the block
 //     meets at a barrier to run them. No barrier otherwise.
@@ -623,7 +625,7 @@ __device__ void RunBlockMessage(WorkerThread& w, u32 a, u8* smem, u64* s_hlc, un
 }
 
 // Takes the message the poller handed over in `d`, if any, and handles it.
-// Only after the owner found its mailbox empty (see the top of this file).
+// Only after the messages queued before it (see the top of this file).
 __device__ u32 ServeDirect(WorkerThread& w, OwnedActor& o, DirectSlot* d) {
   if (SlotGet(&d->full) == 0) return 0;
   __threadfence_block();
@@ -696,6 +698,8 @@ __device__ void WorkerLoop(const SystemParams* sys, u32 worker, u8* smem) {
   u32 count = 0;
   bool have_mine = false;
   OwnedActor mine{};
+  u64 direct_mark = 0;  // see the hand-over below
+  bool direct_mark_set = false;
   u64 iterations = 0;
   u64 last_work_ns = __shfl_sync(0xFFFFFFFFu, GlobalTimerNs(), 0);
   u32 backoff = 0;
@@ -749,8 +753,26 @@ __device__ void WorkerLoop(const SystemParams* sys, u32 worker, u8* smem) {
         return !block && n < sys->batch_max;
       };
       if (have_mine) {
-        if (serve(mine, first, my_direct, true) && my_direct != nullptr) did |= ServeDirect(w, mine, my_direct);
-        if (my_direct != nullptr && mine.failed) SlotSet(&my_direct->failed, 1);
+        const bool drained = serve(mine, first, my_direct, true);
+        if (my_direct != nullptr) {
+          if (drained) {
+            did |= ServeDirect(w, mine, my_direct);
+            direct_mark_set = false;
+          } else if (SlotGet(&my_direct->full) != 0) {
+            // A hand-over waits while the mailbox stays busy (an actor that
+            // sends itself messages may never leave it empty): it is taken
+            // once the head passes the tail seen when it was first found,
+            // i.e. after the messages queued before it.
+            if (!direct_mark_set) {
+              direct_mark = LoadRelaxedGpu(&mine.box->tail.value);
+              direct_mark_set = true;
+            } else if (static_cast<i64>(mine.head - direct_mark) >= 0) {
+              did |= ServeDirect(w, mine, my_direct);
+              direct_mark_set = false;
+            }
+          }
+          if (mine.failed) SlotSet(&my_direct->failed, 1);
+        }
       }
       for (u32 a = first + owners; a < count; a += owners) {
         OwnedActor o = LoadOwned(sys, list[a]);

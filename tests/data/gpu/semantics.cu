@@ -171,3 +171,20 @@ struct RK_ACTOR Initialised {
   float half = 0.5f;
   RK_HANDLER void on(const Peek& p, rk::Ctx& ctx) { ctx.reply(Defaults{seven, zero, half}); }
 };
+
+// ---- An actor that keeps its own mailbox busy still answers the host. ----
+struct Loop { int unused; };
+struct LoopQuery { int stop; };
+struct LoopCount { long long loops; };
+struct RK_ACTOR Looper {
+  long long loops;
+  int stopped;
+  RK_HANDLER void on(const Loop& l, rk::Ctx& ctx) {
+    ++loops;
+    if (!stopped) ctx.send(ctx.self(), l);
+  }
+  RK_HANDLER void on(const LoopQuery& q, rk::Ctx& ctx) {
+    if (q.stop) stopped = 1;
+    ctx.reply(LoopCount{loops});
+  }
+};
