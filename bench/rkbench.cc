@@ -216,21 +216,30 @@ absl::Status K2kHop(Runtime& runtime, const Program& program, Recorder& rec, con
   RK_ASSIGN_OR_RETURN(ActorId b, sys->Spawn("Rallier", "b"));
   const int rounds = ((o.warmup + o.iterations) + 31) / 32 * 32;
   RK_RETURN_IF_ERROR(sys->Send(a, Rally{b, rounds}));
-  std::vector<double> one_hop;
+  // Per round trip: half of it (the hop), and its parts as the handlers saw
+  // them (send call → the receiver's handler, each direction; the send call).
+  std::vector<double> one_hop, arrive, send_call;
   bool done = false;
   while (!done) {
     RK_ASSIGN_OR_RETURN(std::optional<Message> m, sys->Receive(absl::Seconds(10)));
     if (!m.has_value()) return absl::DeadlineExceededError("the rally stopped");
     if (m->type == "RallySample") {
       RK_ASSIGN_OR_RETURN(RallySample s, m->As<RallySample>());
-      for (unsigned long long rt : s.round_trip_ns) one_hop.push_back(static_cast<double>(rt) / 2000.0);
+      for (int i = 0; i < 32; ++i) {
+        one_hop.push_back(static_cast<double>(s.round_trip_ns[i]) / 2000.0);
+        arrive.push_back((static_cast<double>(s.arrive_here_ns[i]) + s.arrive_partner_ns[i]) / 2000.0);
+        send_call.push_back(static_cast<double>(s.send_call_ns[i]) / 1000.0);
+      }
     } else if (m->type == "RallyDone") {
       done = true;
     }
   }
   int it = 0;
   for (size_t i = static_cast<size_t>(o.warmup); i < one_hop.size() && it < o.iterations; ++i) {
-    rec.Add(exp, "global_memory_mailbox", ++it, "one_hop_us", one_hop[i], "microseconds");
+    ++it;
+    rec.Add(exp, "global_memory_mailbox", it, "one_hop_us", one_hop[i], "microseconds");
+    rec.Add(exp, "send_call_to_handler", it, "one_hop_us", arrive[i], "microseconds");
+    rec.Add(exp, "send_call", it, "latency_us", send_call[i], "microseconds");
   }
   RK_RETURN_IF_ERROR(sys->Stop().status());
   return absl::OkStatus();

@@ -26,11 +26,21 @@ struct RK_ACTOR Sink {
 
 // ---- One K2K hop, timed on the GPU: a rally of `rounds` round trips
 // between two Rallier actors; each round trip's time (%globaltimer) lands in
-// the starter's state, and the summary comes back to the host. ----
+// the starter's state, and the summary comes back to the host. Each volley
+// also carries the time its sender called ctx.send, so the starter also
+// records, per round trip, how long each direction took from the send call
+// to the start of the receiver's handler, and how long its own send call
+// took to return. ----
 struct Rally { rk::ActorId partner; int rounds; };
-struct Volley { int remaining; unsigned long long sent_at; };
+struct Volley { int remaining; unsigned partner_arrive_ns; unsigned long long send_ns; };
 struct RallyDone { int rounds; unsigned long long total_ns; unsigned long long min_ns; unsigned long long max_ns; };
-struct RallySample { int index; unsigned long long round_trip_ns[32]; };
+struct RallySample {
+  int index;
+  unsigned long long round_trip_ns[32];
+  unsigned arrive_here_ns[32];     // the partner's send call → the starter's handler
+  unsigned arrive_partner_ns[32];  // the starter's send call → the partner's handler
+  unsigned send_call_ns[32];       // the starter's ctx.send, call to return
+};
 
 __device__ inline unsigned long long GlobalNs() {
   unsigned long long t;
@@ -46,6 +56,10 @@ struct RK_ACTOR Rallier {
   unsigned long long min_ns;
   unsigned long long max_ns;
   unsigned long long samples[32];
+  unsigned arrive_here[32];
+  unsigned arrive_partner[32];
+  unsigned send_call[32];
+  unsigned last_send_call;
   int filled;
 
   RK_HANDLER void on(const Rally& r, rk::Ctx& ctx) {
@@ -56,26 +70,37 @@ struct RK_ACTOR Rallier {
     max_ns = 0;
     start_ns = GlobalNs();
     last_ns = start_ns;
-    ctx.send(r.partner, Volley{r.rounds, start_ns});
+    const unsigned long long t = GlobalNs();
+    ctx.send(r.partner, Volley{r.rounds, 0, t});
+    last_send_call = static_cast<unsigned>(GlobalNs() - t);
   }
   RK_HANDLER void on(const Volley& v, rk::Ctx& ctx) {
+    const unsigned long long now = GlobalNs();
     if (v.remaining < 0) return;
     if (rounds == 0) {  // the partner: send it straight back
-      ctx.reply(Volley{v.remaining, v.sent_at});
+      const unsigned arrived = static_cast<unsigned>(now - v.send_ns);
+      ctx.reply(Volley{v.remaining, arrived, GlobalNs()});
       return;
     }
-    const unsigned long long now = GlobalNs();
     const unsigned long long rt = now - last_ns;
     last_ns = now;
     if (rt < min_ns) min_ns = rt;
     if (rt > max_ns) max_ns = rt;
     samples[filled & 31] = rt;
+    arrive_here[filled & 31] = static_cast<unsigned>(now - v.send_ns);
+    arrive_partner[filled & 31] = v.partner_arrive_ns;
+    send_call[filled & 31] = last_send_call;
     ++filled;
     ++done;
     if ((filled & 31) == 0) {
       RallySample s;
       s.index = filled / 32 - 1;
-      for (int i = 0; i < 32; ++i) s.round_trip_ns[i] = samples[i];
+      for (int i = 0; i < 32; ++i) {
+        s.round_trip_ns[i] = samples[i];
+        s.arrive_here_ns[i] = arrive_here[i];
+        s.arrive_partner_ns[i] = arrive_partner[i];
+        s.send_call_ns[i] = send_call[i];
+      }
       ctx.send(rk::host(), s);
     }
     if (done >= rounds) {
@@ -83,7 +108,9 @@ struct RK_ACTOR Rallier {
       rounds = 0;
       return;
     }
-    ctx.reply(Volley{v.remaining - 1, now});
+    const unsigned long long t = GlobalNs();
+    ctx.reply(Volley{v.remaining - 1, 0, t});
+    last_send_call = static_cast<unsigned>(GlobalNs() - t);
   }
 };
 

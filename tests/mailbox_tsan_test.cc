@@ -90,8 +90,8 @@ class TestMailbox {
   u8* Plain(u64 pos) const { return MailboxPlain(Slot(pos), shape_.inline_words); }
   u32 Flag(u64 pos) const { return LlFlag(pos, log2_); }
   u32 Reserve(u32 n, MailboxCursor* c, u64* first) { return MailboxReserve(box_, capacity(), n, c, first); }
-  bool TryTake(u64 pos, u32 hint_words, MailRecord* r, u32* inline_buf) const {
-    return MailboxTryTake(Slot(pos), shape_.inline_words, Flag(pos), hint_words, r, inline_buf);
+  bool TryTake(u64 pos, bool wide, MailRecord* r, u32* inline_buf) const {
+    return MailboxTryTake(Slot(pos), shape_.inline_words, Flag(pos), wide, r, inline_buf);
   }
   void Stamp(u64 pos, const MailHeader& h) { MailboxStampUnused(Slot(pos), shape_.inline_words, Flag(pos), h); }
   void Release(u64 new_head) { MailboxRelease(box_, new_head); }
@@ -321,7 +321,7 @@ struct ConsumerStats {
 
 // The owner, as the runtime's worker serves a mailbox: takes records in
 // position order until every producer's messages arrived, polling with
-// hint_words 0 and 8 alternately; stamps each record it took; releases when
+// one 16-byte load and wide alternately; stamps each record it took; releases when
 // it finds the mailbox empty or a quarter of the capacity was consumed.
 void Consume(TestMailbox* m, u32 producers, u64 per_producer, ConsumedLog* log, Watchdog* watchdog,
              ConsumerStats* stats) {
@@ -339,8 +339,8 @@ void Consume(TestMailbox* m, u32 producers, u64 per_producer, ConsumedLog* log, 
   while (stats->messages < total) {
     std::fill(std::begin(buf), std::end(buf), kSentinel);
     MailRecord r;
-    const u32 hint = (polls++ & 1) != 0 ? 8 : 0;
-    if (!m->TryTake(head, hint, &r, buf)) {
+    const bool wide = (polls++ & 1) != 0;
+    if (!m->TryTake(head, wide, &r, buf)) {
       ++stats->empty_polls;
       if (released != head) {
         m->Release(head);
@@ -400,7 +400,7 @@ struct StressConfig {
 // Runs producers against one owner and checks the outcome.
 void RunStress(const StressConfig& c) {
   TestMailbox m(c.capacity_log2, c.max_payload, c.start);
-  // Every stress mailbox loads hinted words inside its slots.
+  // Every stress mailbox has the inline words a wide poll loads.
   ASSERT_GE(m.inline_words(), 8u);
   const u64 total = c.producers * c.per_producer;
   Watchdog watchdog;
@@ -430,7 +430,7 @@ void RunStress(const StressConfig& c) {
   alignas(16) u32 buf[kMailInlineMaxWords];
   while (head != tail) {
     MailRecord r;
-    ASSERT_TRUE(m.TryTake(head, 0, &r, buf)) << "position " << head << " was reserved but never written";
+    ASSERT_TRUE(m.TryTake(head, false, &r, buf)) << "position " << head << " was reserved but never written";
     ASSERT_LT(r.h.sender, c.producers);
     ASSERT_EQ(CheckVoid(r, head, r.h.sender), "") << "position " << head;
     ++voids;
@@ -547,8 +547,8 @@ TEST(MailboxTest, SlotsTileTheAllocationAndInitClearsThem) {
       for (u64 w : m.Words(pos)) EXPECT_EQ(w, 0u) << "slot " << pos;
       alignas(16) u32 buf[kMailInlineMaxWords];
       MailRecord r;
-      EXPECT_FALSE(m.TryTake(pos, 0, &r, buf)) << pos;
-      EXPECT_FALSE(m.TryTake(pos + 8 * 0x7FFFFFFFull, 0, &r, buf)) << "lap 2^31 - 1 has flag 0xFFFFFFFF";
+      EXPECT_FALSE(m.TryTake(pos, false, &r, buf)) << pos;
+      EXPECT_FALSE(m.TryTake(pos + 8 * 0x7FFFFFFFull, false, &r, buf)) << "lap 2^31 - 1 has flag 0xFFFFFFFF";
     }
     EXPECT_EQ(m.Slot(~u64{0}), m.Slot(7));
   }
@@ -591,7 +591,7 @@ TEST(MailboxTest, FullMailboxIsReportedAndNeverOverwritten) {
   for (u64 i = 0; i < 3; ++i) {
     std::fill(std::begin(buf), std::end(buf), kSentinel);
     MailRecord r;
-    ASSERT_TRUE(m.TryTake(kStart + i, 8, &r, buf));
+    ASSERT_TRUE(m.TryTake(kStart + i, true, &r, buf));
     EXPECT_EQ(CheckMessage(m, kStart + i, r, buf, 0, i), "") << i;
   }
   m.Release(kStart + 3);
@@ -607,7 +607,7 @@ TEST(MailboxTest, FullMailboxIsReportedAndNeverOverwritten) {
   for (u64 i = 3; i < 19; ++i) {
     std::fill(std::begin(buf), std::end(buf), kSentinel);
     MailRecord r;
-    ASSERT_TRUE(m.TryTake(kStart + i, static_cast<u32>(i % 2) * 8, &r, buf)) << i;
+    ASSERT_TRUE(m.TryTake(kStart + i, i % 2 != 0, &r, buf)) << i;
     if (i < 16) {
       EXPECT_EQ(CheckMessage(m, kStart + i, r, buf, 0, i), "") << i;
     } else {
@@ -615,7 +615,7 @@ TEST(MailboxTest, FullMailboxIsReportedAndNeverOverwritten) {
     }
   }
   MailRecord r;
-  EXPECT_FALSE(m.TryTake(kStart + 19, 0, &r, buf));
+  EXPECT_FALSE(m.TryTake(kStart + 19, false, &r, buf));
   m.Release(kStart + 19);
   EXPECT_EQ(m.Reserve(100, &c, &first), 16u);
   EXPECT_EQ(first, kStart + 19);
@@ -656,7 +656,7 @@ TEST(MailboxTest, StaleCursorsReserveCorrectly) {
   const auto take = [&](u64 n) {
     for (u64 i = 0; i < n; ++i, ++head) {
       MailRecord r;
-      ASSERT_TRUE(m.TryTake(head, static_cast<u32>(head % 2) * 8, &r, buf)) << head - kS;
+      ASSERT_TRUE(m.TryTake(head, head % 2 != 0, &r, buf)) << head - kS;
       EXPECT_EQ(CheckVoid(r, head, kReservedBy[head - kS]), "") << head - kS;
     }
     m.Release(head);
@@ -730,7 +730,7 @@ TEST(MailboxTest, StaleCursorsReserveCorrectly) {
 
   take(8);  // head 16: every position was written once, in order
   MailRecord r;
-  EXPECT_FALSE(m.TryTake(head, 0, &r, buf));
+  EXPECT_FALSE(m.TryTake(head, false, &r, buf));
   EXPECT_EQ(m.tail(), kS + 16);
 }
 
@@ -800,12 +800,12 @@ TEST(MailboxTest, IncompleteRecordIsNotTaken) {
         if (w != missing) store(w);
       }
       MailRecord r;
-      EXPECT_FALSE(m.TryTake(pos, 0, &r, buf)) << "size " << size << ", word " << missing << " missing";
-      EXPECT_FALSE(m.TryTake(pos, 8, &r, buf)) << "size " << size << ", word " << missing << " missing";
+      EXPECT_FALSE(m.TryTake(pos, false, &r, buf)) << "size " << size << ", word " << missing << " missing";
+      EXPECT_FALSE(m.TryTake(pos, true, &r, buf)) << "size " << size << ", word " << missing << " missing";
       store(missing);
-      for (u32 hint : {0u, 8u}) {
+      for (bool wide : {false, true}) {
         std::fill(std::begin(buf), std::end(buf), kSentinel);
-        ASSERT_TRUE(m.TryTake(pos, hint, &r, buf)) << "size " << size << ", word " << missing << " completed";
+        ASSERT_TRUE(m.TryTake(pos, wide, &r, buf)) << "size " << size << ", word " << missing << " completed";
         EXPECT_EQ(CheckRecord(m, pos, r, buf, 1, size, size), "") << "size " << size;
       }
     }
@@ -819,7 +819,7 @@ TEST(MailboxTest, IncompleteRecordIsNotTaken) {
     StoreRelaxedGpu(m.Slot(pos) + w, LlWord(w < kMailHeaderWords ? hw[w] : 0, m.Flag(pos)));
   }
   MailRecord r;
-  EXPECT_FALSE(m.TryTake(pos, 8, &r, buf));
+  EXPECT_FALSE(m.TryTake(pos, true, &r, buf));
 }
 
 // A plain-area record is published by its header alone.
@@ -839,10 +839,10 @@ TEST(MailboxTest, IncompletePlainRecordIsNotTaken) {
       if (w != missing) StoreRelaxedGpu(m.Slot(pos) + w, LlWord(hw[w], m.Flag(pos)));
     }
     MailRecord r;
-    EXPECT_FALSE(m.TryTake(pos, 0, &r, buf)) << "header word " << missing << " missing";
-    EXPECT_FALSE(m.TryTake(pos, 8, &r, buf)) << "header word " << missing << " missing";
+    EXPECT_FALSE(m.TryTake(pos, false, &r, buf)) << "header word " << missing << " missing";
+    EXPECT_FALSE(m.TryTake(pos, true, &r, buf)) << "header word " << missing << " missing";
     StoreRelaxedGpu(m.Slot(pos) + missing, LlWord(hw[missing], m.Flag(pos)));
-    ASSERT_TRUE(m.TryTake(pos, missing % 2 * 8, &r, buf)) << "header word " << missing << " completed";
+    ASSERT_TRUE(m.TryTake(pos, missing % 2 != 0, &r, buf)) << "header word " << missing << " completed";
     EXPECT_EQ(CheckRecord(m, pos, r, buf, 2, 5, size), "");
   }
 }
@@ -858,20 +858,20 @@ TEST(MailboxTest, RecordsOfEarlierLapsAreNotTaken) {
     MailRecord r;
     for (u64 pos = start; pos != start + 8; ++pos) {
       sender.Write(m, pos, 0, pos - start);
-      ASSERT_TRUE(m.TryTake(pos, 8, &r, buf)) << pos;
+      ASSERT_TRUE(m.TryTake(pos, true, &r, buf)) << pos;
       // The same slot, one lap later, and one lap earlier.
       EXPECT_EQ(m.Slot(pos + 4), m.Slot(pos));
-      EXPECT_FALSE(m.TryTake(pos + 4, 0, &r, buf)) << pos;
-      EXPECT_FALSE(m.TryTake(pos + 4, 8, &r, buf)) << pos;
-      EXPECT_FALSE(m.TryTake(pos - 4, 8, &r, buf)) << pos;
+      EXPECT_FALSE(m.TryTake(pos + 4, false, &r, buf)) << pos;
+      EXPECT_FALSE(m.TryTake(pos + 4, true, &r, buf)) << pos;
+      EXPECT_FALSE(m.TryTake(pos - 4, true, &r, buf)) << pos;
     }
     // A complete record written with the previous lap's flag at a position's
     // slot is not that position's record.
     const u64 pos = start + 9;
     MailboxWrite(m.Slot(pos), m.inline_words(), m.Flag(pos - 4), HeaderFor(0, 3, 5), "hello");
-    EXPECT_FALSE(m.TryTake(pos, 0, &r, buf));
-    EXPECT_FALSE(m.TryTake(pos, 8, &r, buf));
-    EXPECT_TRUE(m.TryTake(pos - 4, 8, &r, buf));
+    EXPECT_FALSE(m.TryTake(pos, false, &r, buf));
+    EXPECT_FALSE(m.TryTake(pos, true, &r, buf));
+    EXPECT_TRUE(m.TryTake(pos - 4, true, &r, buf));
   }
 }
 
@@ -887,8 +887,7 @@ TEST(MailboxTest, VoidRecordsAreTakenWithoutPayload) {
     for (u64 pos = first; pos < first + 4; ++pos) {
       MailRecord r;
       r.payload = reinterpret_cast<const u8*>(buf);
-      // hint 8 only where the slots have 8 inline words to load.
-      ASSERT_TRUE(m.TryTake(pos, m.inline_words() >= 8 ? 8 : 0, &r, buf)) << pos;
+      ASSERT_TRUE(m.TryTake(pos, (pos & 1) != 0, &r, buf)) << pos;
       EXPECT_EQ(r.payload, nullptr);
       EXPECT_NE(r.h.flags & kMailVoid, 0u);
       EXPECT_EQ(r.h.flags & kMailPlain, 0u);
@@ -927,7 +926,7 @@ TEST(MailboxTest, StampingWritesUnusedInlineWordsEveryTwoToTheThirtyLaps) {
         MailHeader h = kind == 2 ? VoidHeader(1, pos) : HeaderFor(1, 0, size);
         MailboxWrite(m.Slot(pos), iw, m.Flag(pos), h, kind == 2 ? nullptr : payload.data());
         MailRecord r;
-        ASSERT_TRUE(m.TryTake(pos, 8, &r, buf)) << pos;
+        ASSERT_TRUE(m.TryTake(pos, true, &r, buf)) << pos;
         const std::vector<u64> before = m.Words(pos);
         const std::vector<u8> plain_before(m.Plain(pos), m.Plain(pos) + m.shape().plain_bytes);
         m.Stamp(pos, r.h);
@@ -972,7 +971,7 @@ TEST(MailboxTest, StampingPreventsStaleWordsFromAliasingAfterTwoToTheThirtyOneLa
     std::vector<u8> full(40, 0x5A);
     MailboxWrite(m.Slot(kLap0), m.inline_words(), m.Flag(kLap0), HeaderFor(0, 0, 40), full.data());
     MailboxWrite(m.Slot(kStampLap), m.inline_words(), m.Flag(kStampLap), empty, nullptr);
-    ASSERT_TRUE(m.TryTake(kStampLap, 8, &r, buf));
+    ASSERT_TRUE(m.TryTake(kStampLap, true, &r, buf));
     if (stamp) m.Stamp(kStampLap, r.h);
     MailboxWrite(m.Slot(kAliasing - kCap), m.inline_words(), m.Flag(kAliasing - kCap), empty, nullptr);
     // Lap 2^31: the header of a 40-byte record, its payload not yet.
@@ -983,11 +982,11 @@ TEST(MailboxTest, StampingPreventsStaleWordsFromAliasingAfterTwoToTheThirtyOneLa
       StoreRelaxedGpu(m.Slot(kAliasing) + w, LlWord(hw[w], m.Flag(kAliasing)));
     }
     if (stamp) {
-      EXPECT_FALSE(m.TryTake(kAliasing, 0, &r, buf)) << "took payload words written 2^31 laps ago";
-      EXPECT_FALSE(m.TryTake(kAliasing, 8, &r, buf)) << "took payload words written 2^31 laps ago";
+      EXPECT_FALSE(m.TryTake(kAliasing, false, &r, buf)) << "took payload words written 2^31 laps ago";
+      EXPECT_FALSE(m.TryTake(kAliasing, true, &r, buf)) << "took payload words written 2^31 laps ago";
     } else {
       // Without the stamp the stale words do alias: the test above can fail.
-      EXPECT_TRUE(m.TryTake(kAliasing, 0, &r, buf));
+      EXPECT_TRUE(m.TryTake(kAliasing, false, &r, buf));
     }
   }
 }

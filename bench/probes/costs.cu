@@ -8,7 +8,10 @@
 //   * a dependent chain of atom.cas on one word (L2 atomic round trip);
 //   * ld.relaxed.sys of mapped host memory: 16 bytes by one lane, and a
 //     warp's 1 KiB window (64 16-byte loads in flight);
-//   * fence.acquire.gpu, fence.acq_rel.gpu and fence.acq_rel.sys after a store.
+//   * fence.acquire.gpu, fence.acq_rel.gpu and fence.acq_rel.sys after a store;
+//   * a dependent chain of loads through a generic pointer into a
+//     __grid_constant__ kernel parameter, into shared memory and into local
+//     memory (what reading the runtime's SystemParams through `sys` costs).
 #include <cuda_runtime.h>
 #include <cstdio>
 #include <cstdlib>
@@ -119,6 +122,41 @@ __global__ void Probe(unsigned long long* chain, unsigned long long* word, const
   if (sink == 42) out[8] = 1;
 }
 
+// A chain of indices, passed by value.
+struct Chain {
+  unsigned next[32];
+};
+
+__device__ unsigned Follow(const unsigned* table, int n) {
+  unsigned idx = 0;
+  for (int i = 0; i < n; ++i) idx = table[idx];
+  return idx;
+}
+
+// out[0..2]: cycles per dependent load through a generic pointer into the
+// parameter, into shared memory, into local memory.
+__global__ void PointerProbe(const __grid_constant__ Chain c, double* out, unsigned* sink) {
+  __shared__ Chain s;
+  Chain local;
+  for (int i = 0; i < 32; ++i) {
+    s.next[i] = c.next[i];
+    local.next[i] = c.next[i];
+  }
+  __syncthreads();
+  // Hide where each pointer points, as a structure in local memory does.
+  const unsigned* volatile where[3] = {c.next, s.next, local.next};
+  unsigned acc = 0;
+  for (int k = 0; k < 3; ++k) {
+    const unsigned* table = where[k];
+    acc += Follow(table, 16);  // warm
+    const long long t0 = clock64();
+    acc += Follow(table, kN);
+    const long long t1 = clock64();
+    out[k] = double(t1 - t0) / kN;
+  }
+  *sink = acc;
+}
+
 int main() {
   CK(cudaSetDeviceFlags(cudaDeviceMapHost));
   int khz = 0;
@@ -144,5 +182,14 @@ int main() {
                          "store + fence.acq_rel.sys"};
   const double ns_per_cycle = 1e6 / khz;
   for (int i = 0; i < 8; ++i) printf("%-32s %8.0f cycles %8.1f ns\n", names[i], out[i], out[i] * ns_per_cycle);
+  Chain c;
+  for (int i = 0; i < 32; ++i) c.next[i] = (i * 7 + 3) % 32;
+  unsigned* sink;
+  CK(cudaMalloc(&sink, 4));
+  PointerProbe<<<1, 1>>>(c, out, sink);
+  CK(cudaDeviceSynchronize());
+  const char* where[] = {"generic load into the parameter", "generic load into shared memory",
+                         "generic load into local memory"};
+  for (int i = 0; i < 3; ++i) printf("%-32s %8.0f cycles %8.1f ns\n", where[i], out[i], out[i] * ns_per_cycle);
   return 0;
 }

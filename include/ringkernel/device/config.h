@@ -43,6 +43,14 @@
 #define RK_ON_DEVICE 0
 #endif
 
+// Unrolls the loop that follows where the compiler knows the pragma (the
+// device pass), so that arrays indexed by its counter stay in registers.
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+#define RK_UNROLL _Pragma("unroll")
+#else
+#define RK_UNROLL
+#endif
+
 #if !defined(RK_NO_STD_HEADERS)
 #include <cstddef>
 #include <cstdint>

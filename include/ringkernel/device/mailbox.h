@@ -291,35 +291,41 @@ struct MailRecord {
   const u8* payload;  // `inline_buf` or the slot's plain area
 };
 
+// Words loaded together with the header when the owner polls wide: the
+// header and up to this many inline payload words, in one trip to memory.
+inline constexpr u32 kMailWideWords = 8;
+
 // Tries to take the record at `slot` for `flag`. On success fills `*r`,
 // copying an inline payload to `inline_buf` (kMailInlineMaxWords words,
 // 16-byte aligned). Returns false while any needed word is missing.
-// `hint_words` more payload words than the header are loaded together with
-// it (one trip to memory for small messages; 0 polls with a single 16-byte
-// load while the mailbox is quiet).
-RK_HOST_DEVICE inline bool MailboxTryTake(const u64* slot, u32 inline_words, u32 flag, u32 hint_words,
-                                          MailRecord* r, u32* inline_buf) {
-  u64 w[kMailHeaderWords];
+// `wide`: load the header and the first kMailWideWords inline words at once
+// (one trip to memory for small messages, while the mailbox is busy); else
+// one 16-byte load tells whether a record has begun (while it is quiet).
+// Every word is loaded into registers (indices fixed at compile time), and
+// all the loads of a pass are issued before any of them is checked.
+RK_HOST_DEVICE inline bool MailboxTryTake(const u64* slot, u32 inline_words, u32 flag, bool wide, MailRecord* r,
+                                          u32* inline_buf) {
+  constexpr u32 kFirst = kMailHeaderWords + kMailWideWords;  // words of the first pass
+  u64 w[kFirst];
   LoadLlPairGpu(slot, &w[0], &w[1]);
-  // Quiet: one 16-byte load, and the rest only once the record has begun.
-  // Busy (a hint): every load in flight at once, one trip for the record.
-  if (hint_words == 0 && (LlWordFlag(w[0]) != flag || LlWordFlag(w[1]) != flag)) return false;
-  constexpr u32 kHintMax = 8;
-  u64 p[kHintMax] = {0, 0, 0, 0, 0, 0, 0, 0};
-  // Never past the slot's inline words.
-  const u32 cap = hint_words < inline_words ? hint_words : inline_words;
-  const u32 hint = cap < kHintMax ? cap : kHintMax;
-  LoadLlPairGpu(slot + 2, &w[2], &w[3]);
-  LoadLlPairGpu(slot + 4, &w[4], &w[5]);
-  LoadLlPairGpu(slot + 6, &w[6], &w[7]);
-  for (u32 i = 0; i < kHintMax; i += 2) {
-    if (i < hint) LoadLlPairGpu(slot + kMailHeaderWords + i, &p[i], &p[i + 1]);
+  if (!wide && (LlWordFlag(w[0]) != flag || LlWordFlag(w[1]) != flag)) return false;
+  const u32 first_words = kMailHeaderWords + (inline_words < kMailWideWords ? inline_words : kMailWideWords);
+RK_UNROLL
+  for (u32 i = 2; i < kFirst; i += 2) {
+    if (i < first_words) {
+      LoadLlPairGpu(slot + i, &w[i], &w[i + 1]);
+    } else {
+      w[i] = w[i + 1] = 0;
+    }
   }
+  u32 bad = 0;
   u32 hw[kMailHeaderWords];
+RK_UNROLL
   for (u32 i = 0; i < kMailHeaderWords; ++i) {
-    if (LlWordFlag(w[i]) != flag) return false;
+    bad |= LlWordFlag(w[i]) ^ flag;
     hw[i] = LlData(w[i]);
   }
+  if (bad != 0) return false;
   r->h = MailHeaderFromWords(hw);
   if (r->h.flags & (kMailPlain | kMailVoid)) {
     // The producer fenced before the header: acquire, then read in place.
@@ -329,17 +335,25 @@ RK_HOST_DEVICE inline bool MailboxTryTake(const u64* slot, u32 inline_words, u32
   }
   const u32 words = (r->h.size + 3) / 4;
   if (words > inline_words) return false;  // corrupt: never written so
-  for (u32 i = 0; i < words; ++i) {
-    u64 v;
-    if (i < hint && i < kHintMax) {
-      v = p[i];
-      if (LlWordFlag(v) != flag) v = LoadRelaxedGpu(slot + kMailHeaderWords + i);
-    } else {
-      v = LoadRelaxedGpu(slot + kMailHeaderWords + i);
+RK_UNROLL
+  for (u32 i = 0; i < kMailWideWords; ++i) {
+    if (i < words) {
+      bad |= LlWordFlag(w[kMailHeaderWords + i]) ^ flag;
+      inline_buf[i] = LlData(w[kMailHeaderWords + i]);
     }
-    if (LlWordFlag(v) != flag) return false;
-    inline_buf[i] = LlData(v);
   }
+  // A payload longer than the first pass: the rest, all loads in flight.
+  for (u32 i = kMailWideWords; i < words; i += 2) {
+    u64 a, b;
+    LoadLlPairGpu(slot + kMailHeaderWords + i, &a, &b);
+    bad |= LlWordFlag(a) ^ flag;
+    inline_buf[i] = LlData(a);
+    if (i + 1 < words) {
+      bad |= LlWordFlag(b) ^ flag;
+      inline_buf[i + 1] = LlData(b);
+    }
+  }
+  if (bad != 0) return false;
   r->payload = reinterpret_cast<const u8*>(inline_buf);
   return true;
 }

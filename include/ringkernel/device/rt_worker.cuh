@@ -238,7 +238,7 @@ __device__ u32 ServeMailbox(WorkerThread& w, OwnedActor& o, DirectSlot* direct, 
     u64* slot = MailboxSlotAt(o.box, o.log2, o.slot_bytes, o.head);
     const u32 flag = LlFlag(o.head, o.log2);
     MailRecord r;
-    if (!MailboxTryTake(slot, o.inline_words, flag, o.hot != 0 ? 8u : 0u, &r, w.buf)) break;
+    if (!MailboxTryTake(slot, o.inline_words, flag, o.hot != 0, &r, w.buf)) break;
     if (!(r.h.flags & kMailVoid)) MarkRunning(w, RunningEntry(o.index, r.h.type));
     if (HandleOne(w, o, r) == Handled::kNeedsBlock) {
       *block = true;
@@ -589,7 +589,7 @@ __device__ void RunBlockMessage(WorkerThread& w, u32 a, u8* smem, u64* s_hlc, un
   const u32 flag = LlFlag(o.head, o.log2);
   MailRecord r;
   // The owner saw it complete; everyone reads the same words.
-  while (!MailboxTryTake(slot, o.inline_words, flag, 8, &r, w.buf)) {
+  while (!MailboxTryTake(slot, o.inline_words, flag, true, &r, w.buf)) {
   }
   if (tid == 0) {
     MarkRunning(w, RunningEntry(o.index, r.h.type));
