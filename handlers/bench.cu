@@ -115,8 +115,8 @@ struct RK_ACTOR Rallier {
 };
 
 // ---- K2K throughput: a producer streams `count` messages of one size to
-// a consumer, retrying on kFull; the consumer reads every payload word and
-// reports when it has them all. ----
+// a consumer, rescheduling itself on kFull; the consumer reads every payload
+// word and reports when it has them all. ----
 struct P64 { unsigned long long seq; unsigned char pad[56]; };
 struct P256 { unsigned long long seq; unsigned char pad[248]; };
 struct P1K { unsigned long long seq; unsigned char pad[1016]; };
@@ -135,37 +135,12 @@ struct StreamDone {
   unsigned long long retries;
 };
 
-struct StreamTally {
-  int sent;
-  unsigned long long full;
-  unsigned long long retries;
-};
+struct StreamMore { int unused; };
 
-template <class P>
-__device__ inline void StreamTo(rk::Ctx& ctx, rk::ActorId to, int count, StreamTally& t, P& p) {
-  for (unsigned i = 0; i < sizeof(p.pad); ++i) p.pad[i] = static_cast<unsigned char>(i);
-  for (int n = 0; n < count; ++n) {
-    p.seq = static_cast<unsigned long long>(n);
-    rk::SendStatus s;
-    unsigned spins = 0;
-    unsigned long long stalled_since = 0;
-    while ((s = ctx.send(to, p)) == rk::SendStatus::kFull) {
-      if (spins++ == 0) ++t.full;
-      ++t.retries;
-      if ((spins & 1023) == 0) {
-        const unsigned long long now = GlobalNs();
-        if (stalled_since == 0) {
-          stalled_since = now;
-        } else if (now - stalled_since > 1000000000ull) {
-          return;
-        }
-      }
-    }
-    if (s != rk::SendStatus::kOk) return;
-    t.sent = n + 1;
-  }
-}
-
+// On kFull the streamer does not retry inside its handler: the consumer may
+// share its worker (its warp, even) and could then never run. It sends
+// itself StreamMore, which gives the worker back, and carries on when that
+// message is handled. It gives up if no message got through for a second.
 struct RK_ACTOR Streamer {
   // The messages being sent live in the actor's state (device memory), not
   // in the handler's stack frame.
@@ -173,16 +148,67 @@ struct RK_ACTOR Streamer {
   P256 p256;
   P1K p1k;
   P4K p4k;
+  Stream job;
+  int next;          // the seq of the next message to send
+  int retrying;      // the message `next` found the mailbox full
+  unsigned long long full;
+  unsigned long long retries;
+  unsigned long long start_ns;
+  unsigned long long stalled_since;
+
   RK_HANDLER void on(const Stream& s, rk::Ctx& ctx) {
-    const unsigned long long start = GlobalNs();
-    StreamTally t{0, 0, 0};
-    switch (s.size) {
-      case 64: StreamTo(ctx, s.to, s.count, t, p64); break;
-      case 256: StreamTo(ctx, s.to, s.count, t, p256); break;
-      case 1024: StreamTo(ctx, s.to, s.count, t, p1k); break;
-      default: StreamTo(ctx, s.to, s.count, t, p4k); break;
+    job = s;
+    next = 0;
+    retrying = 0;
+    full = retries = 0;
+    stalled_since = 0;
+    start_ns = GlobalNs();
+    Fill(p64);
+    Fill(p256);
+    Fill(p1k);
+    Fill(p4k);
+    Pump(ctx);
+  }
+  RK_HANDLER void on(const StreamMore& m, rk::Ctx& ctx) { Pump(ctx); }
+
+  template <class P>
+  __device__ static void Fill(P& p) {
+    for (unsigned i = 0; i < sizeof(p.pad); ++i) p.pad[i] = static_cast<unsigned char>(i);
+  }
+  __device__ void Pump(rk::Ctx& ctx) {
+    switch (job.size) {
+      case 64: PumpWith(ctx, p64); break;
+      case 256: PumpWith(ctx, p256); break;
+      case 1024: PumpWith(ctx, p1k); break;
+      default: PumpWith(ctx, p4k); break;
     }
-    ctx.reply(StreamDone{s.size, t.sent, t.full, start, GlobalNs(), t.retries});
+  }
+  template <class P>
+  __device__ void PumpWith(rk::Ctx& ctx, P& p) {
+    while (next < job.count) {
+      p.seq = static_cast<unsigned long long>(next);
+      const rk::SendStatus s = ctx.send(job.to, p);
+      if (s == rk::SendStatus::kFull) {
+        ++retries;
+        if (!retrying) {
+          retrying = 1;
+          ++full;
+        }
+        const unsigned long long now = GlobalNs();
+        if (stalled_since == 0) {
+          stalled_since = now;
+        } else if (now - stalled_since > 1000000000ull) {
+          break;
+        }
+        if (ctx.send(ctx.self(), StreamMore{0}) == rk::SendStatus::kOk) return;
+        continue;  // could not even reschedule: try again here
+      }
+      if (s != rk::SendStatus::kOk) break;
+      retrying = 0;
+      stalled_since = 0;
+      ++next;
+    }
+    ctx.send(rk::host(), StreamDone{job.size, next, full, start_ns, GlobalNs(), retries});
   }
 };
 

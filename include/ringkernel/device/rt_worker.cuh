@@ -420,7 +420,12 @@ __device__ bool ForwardHostRecord(WorkerThread& w, HostRing& ring, const Window&
 
 // Polls the worker's host ring and delivers what is there, in order. Called
 // by the whole of warp 0. Returns the records consumed.
-__device__ u32 ServeHostRing(WorkerThread& w, HostRing& ring, DirectSlot* slots, u32 count, u64 now) {
+// How long the poller waits for a full hand-over slot to empty before it
+// leaves the record for its next poll.
+constexpr u64 kDirectWaitNs = 20000;
+
+__device__ u32 ServeHostRing(WorkerThread& w, HostRing& ring, DirectSlot* slots, u32 count, u64 now,
+                             const volatile u32* s_request) {
   const SystemParams* sys = w.sys;
   const u32 lane = LaneId();
   if (ring.broken) return 0;
@@ -474,6 +479,18 @@ __device__ u32 ServeHostRing(WorkerThread& w, HostRing& ring, DirectSlot* slots,
         pending = SlotGet(&slot->pending);
         actor = SlotGet(&slot->actor);
         type = SlotGet(&slot->type);
+        failed = SlotGet(&slot->failed);
+      }
+      if (lane == 0 && full != 0 && actor != 0) {
+        // Its owner empties the slot within one of its iterations: wait
+        // here rather than read the window over the bus again, but not past
+        // kDirectWaitNs, nor while the block is asked to meet (the owner
+        // may be waiting for this warp at the barrier).
+        const u64 until = GlobalTimerNs() + kDirectWaitNs;
+        while (full != 0 && *s_request == 0 && GlobalTimerNs() < until) {
+          full = SlotGet(&slot->full);
+        }
+        pending = SlotGet(&slot->pending);
         failed = SlotGet(&slot->failed);
       }
       full = __shfl_sync(0xFFFFFFFFu, full, 0);
@@ -734,7 +751,7 @@ __device__ void WorkerLoop(const SystemParams* sys, u32 worker, u8* smem) {
     if (warp == 0) {
       // The poller. Only a worker with actors has host messages: the others
       // never touch the bus.
-      if (count != 0) did |= ServeHostRing(w, ring, s_direct, count, now);
+      if (count != 0) did |= ServeHostRing(w, ring, s_direct, count, now, &s_request);
     } else {
       // Serves the mailbox of the actor at list position `a`; queues it for
       // the block when its next message needs a block handler. True when it
