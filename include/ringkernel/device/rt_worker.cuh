@@ -119,14 +119,17 @@ __device__ __forceinline__ void ReleaseOwned(OwnedActor& o) {
   }
 }
 
-// What one worker thread carries from message to message.
+// What one worker thread carries from message to message. Scalars only, so
+// that the compiler keeps it in registers: the arrays it points to live in
+// the thread's stack frame, and a structure that held them would live there
+// too, every field read a trip to local memory.
 struct WorkerThread {
   const SystemParams* sys;
   u32 worker;
   OutboundCursor* out;  // the worker's ring to the host (shared memory)
   u64 running;          // this thread's entry in the running table, as last written
-  SendCache sends;      // its last K2K receiver
-  alignas(16) u32 buf[kMailInlineMaxWords];  // an inline payload being handled
+  SendCache* sends;     // its last K2K receiver
+  u32* buf;             // an inline payload being handled (kMailInlineMaxWords words, 16-byte aligned)
 };
 
 // Records in the running table that this thread runs `entry` (see the top
@@ -175,7 +178,7 @@ __device__ __forceinline__ void InitCtx(Ctx& ctx, WorkerThread& w, const OwnedAc
   d.sys = w.sys;
   d.actor = o.slot;
   d.scratch = scratch;
-  d.sends = &w.sends;
+  d.sends = w.sends;
   d.outbound = w.out;
   d.correlation = m.correlation;
   d.hlc = hlc;
@@ -699,8 +702,12 @@ __device__ void WorkerLoop(const SystemParams* sys, u32 worker, u8* smem) {
   __syncthreads();
   const u32* list = sys->worker_lists + static_cast<u64>(worker) * sys->max_actors_per_worker;
   WorkerStats* stats = &sys->worker_stats[worker];
+  SendCache sends;
+  alignas(16) u32 buf[kMailInlineMaxWords];
   WorkerThread w;
   w.sys = sys;
+  w.sends = &sends;
+  w.buf = buf;
   w.worker = worker;
   w.out = &s_out;
   w.running = 0;
