@@ -35,6 +35,8 @@
 //     meets at a barrier to run them. No barrier otherwise.
 //   * Idle: a warp that found no work for `idle_spin_ns` sleeps between
 //     polls, doubling up to `idle_backoff_max_ns`; the first message ends it.
+//     A worker with no actors sleeps kEmptyWorkerSleepNs between looks for
+//     its first one.
 //   * Fault attribution: a thread writes the running table (mapped) only
 //     when the actor or message type it runs changes, then fences so that a
 //     fault in the handler finds it there; it clears its entry when idle.
@@ -672,6 +674,10 @@ __device__ u32 ServeDirect(WorkerThread& w, OwnedActor& o, DirectSlot* d) {
   return 1;
 }
 
+// How long a worker without actors sleeps between looks for its first one
+// (the first message to an actor spawned on it may wait this much longer).
+constexpr u32 kEmptyWorkerSleepNs = 20000;
+
 __device__ void WorkerLoop(const SystemParams* sys, u32 worker, u8* smem) {
   const u32 tid = threadIdx.x;
   const u32 lane = LaneId();
@@ -734,7 +740,8 @@ __device__ void WorkerLoop(const SystemParams* sys, u32 worker, u8* smem) {
     // read the same word at different moments could disagree.
     // New actors are looked for every 16 iterations (a trip to memory the
     // message paths need not wait for on every poll).
-    const u32 fresh = (iterations & 15) == 1
+    // (Every iteration while the worker has none: it sleeps long then.)
+    const u32 fresh = (iterations & 15) == 1 || count == 0
                           ? __shfl_sync(0xFFFFFFFFu, LoadRelaxedGpu32(&sys->worker_counts[worker]), 0)
                           : count;
     if (fresh != count) {
@@ -804,7 +811,7 @@ __device__ void WorkerLoop(const SystemParams* sys, u32 worker, u8* smem) {
       }
     }
     if (want_block) atomicOr(&s_request, kRequestBlockWork);
-    if (tid == 0 && (iterations & 63) == 0) {
+    if (tid == 0 && ((iterations & 63) == 0 || count == 0)) {
       if (LoadRelaxedGpu(&sys->shared->run.value) >= static_cast<u64>(KernelState::kHalting)) {
         atomicOr(&s_request, kRequestHalt);
       }
@@ -835,6 +842,12 @@ __device__ void WorkerLoop(const SystemParams* sys, u32 worker, u8* smem) {
     if (__any_sync(0xFFFFFFFFu, did != 0)) {
       last_work_ns = now;
       backoff = 0;
+    } else if (count == 0) {
+      // A worker without actors has nothing to poll: it only looks for its
+      // first actor and for the halt, kEmptyWorkerSleepNs apart. Most
+      // workers of a lightly used system are such, and their polling was
+      // most of its idle power.
+      __nanosleep(kEmptyWorkerSleepNs);
     } else if (now - last_work_ns > sys->idle_spin_ns) {
       MarkRunning(w, 0);
       if (sys->idle_backoff_max_ns != 0) {
