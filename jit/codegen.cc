@@ -135,10 +135,7 @@ absl::StatusOr<GeneratedUnit> GenerateUnit(const HandlerModel& model, const Buil
   w.Line();
 
   for (HandlerKind kind : {HandlerKind::kThread, HandlerKind::kBlock}) {
-    // Out of line: the worker loop stays a small piece of code that fits the
-    // instruction cache, however many handlers the program has.
-    w.Line(absl::StrCat("__device__ __noinline__ void ",
-                        kind == HandlerKind::kThread ? "DispatchThread" : "DispatchBlock",
+    w.Line(absl::StrCat("__device__ void ", kind == HandlerKind::kThread ? "DispatchThread" : "DispatchBlock",
                         "(u32 actor_type, void* state, u32 message_type, const void* payload, Ctx& ctx) {"));
     w.Line("  switch (actor_type) {");
     for (const ActorInfo& a : model.actors) {

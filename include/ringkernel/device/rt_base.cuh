@@ -23,12 +23,9 @@ namespace detail {
 // 0: the actor type has no handler for the message type; 1: a thread
 // handler; 2: a block handler.
 __device__ u32 HandlerKindOf(u32 actor_type, u32 message_type);
-// Runs the handler of (actor_type, message_type) on `state`; out of line, so
-// that the worker loop stays small in the instruction cache.
-__device__ __noinline__ void DispatchThread(u32 actor_type, void* state, u32 message_type, const void* payload,
-                                           Ctx& ctx);
-__device__ __noinline__ void DispatchBlock(u32 actor_type, void* state, u32 message_type, const void* payload,
-                                          Ctx& ctx);
+// Runs the handler of (actor_type, message_type) on `state`.
+__device__ void DispatchThread(u32 actor_type, void* state, u32 message_type, const void* payload, Ctx& ctx);
+__device__ void DispatchBlock(u32 actor_type, void* state, u32 message_type, const void* payload, Ctx& ctx);
 // Runs the default constructor of the actor type on zeroed `state` (a no-op
 // for types whose state is all zeros).
 __device__ void ConstructActor(u32 actor_type, void* state);
