@@ -605,7 +605,14 @@ TEST(FrontendTest, WarningsAreReportedWithoutFailingTheParse) {
 }
 
 TEST(FrontendTest, DiagnosticsAreAppended) {
-  std::vector<Diagnostic> diagnostics = {{DiagnosticSeverity::kWarning, {"earlier.cu", 1, 1}, "from before"}};
+  // Filled field by field: a braced initializer list of it trips a false
+  // -Wmaybe-uninitialized in g++ 12 -O3.
+  std::vector<Diagnostic> diagnostics(1);
+  diagnostics[0].severity = DiagnosticSeverity::kWarning;
+  diagnostics[0].location.file = "earlier.cu";
+  diagnostics[0].location.line = 1;
+  diagnostics[0].location.column = 1;
+  diagnostics[0].message = "from before";
   std::vector<SourceFile> fragments = {{"bad.cu", "struct RK_ACTOR A { int n; };\n", true}};
   absl::StatusOr<HandlerModel> model = ParseFragments(fragments, {}, &diagnostics);
   EXPECT_THAT(model,
