@@ -151,6 +151,7 @@ struct RK_ACTOR Streamer {
   Stream job;
   int next;          // the seq of the next message to send
   int retrying;      // the message `next` found the mailbox full
+  int fresh;         // the payload of this job's size is not filled yet
   unsigned long long full;
   unsigned long long retries;
   unsigned long long start_ns;
@@ -163,10 +164,7 @@ struct RK_ACTOR Streamer {
     full = retries = 0;
     stalled_since = 0;
     start_ns = GlobalNs();
-    Fill(p64);
-    Fill(p256);
-    Fill(p1k);
-    Fill(p4k);
+    fresh = 1;
     Pump(ctx);
   }
   RK_HANDLER void on(const StreamMore& m, rk::Ctx& ctx) { Pump(ctx); }
@@ -185,6 +183,10 @@ struct RK_ACTOR Streamer {
   }
   template <class P>
   __device__ void PumpWith(rk::Ctx& ctx, P& p) {
+    if (fresh) {
+      Fill(p);
+      fresh = 0;
+    }
     while (next < job.count) {
       p.seq = static_cast<unsigned long long>(next);
       const rk::SendStatus s = ctx.send(job.to, p);

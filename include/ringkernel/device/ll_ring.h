@@ -126,8 +126,6 @@ RK_HOST_DEVICE inline bool LlTryReserve(u64* tail, u64* cached_head, const u64* 
   }
 }
 
-// Writes a record at `slot` with `flag`. Any order of the word stores is
-// fine: the reader checks every word. One thread writes the whole record.
 // The header as data words, field by field (no type punning).
 RK_HOST_DEVICE inline void LlHeaderToWords(const LlHeader& h, u32* w) {
   w[0] = h.type;
@@ -155,6 +153,8 @@ RK_HOST_DEVICE inline LlHeader LlHeaderFromWords(const u32* w) {
   return h;
 }
 
+// Writes a record at `slot` with `flag`. Any order of the word stores is
+// fine: the reader checks every word. One thread writes the whole record.
 RK_HOST_DEVICE inline void LlWriteRecord(u64* slot, u32 flag, const LlHeader& h, const void* payload) {
   u32 hw[kLlHeaderWords];
   LlHeaderToWords(h, hw);
