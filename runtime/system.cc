@@ -180,10 +180,16 @@ absl::Status SystemImpl::Init() {
     while (log2 > 3 && LlRingBytes(log2, slot_words) > kWorkerRingBytes) --log2;
     return log2;
   };
-  const uint32_t win_log2 = worker_log2(o.host_ring_capacity);
   const uint32_t wout_log2 = worker_log2(o.outbound_ring_capacity);
-  const uint64_t worker_ring_bytes =
-      AlignUp(std::max(LlRingBytes(win_log2, slot_words), LlRingBytes(wout_log2, slot_words)), 4096);
+  // The rings to the workers count units, not records (ll_ring.h): room for
+  // as many records of the largest size as asked for, within the same bytes
+  // a ring of fixed slots would take, and always for two of the largest.
+  const uint32_t largest_units = LlRecordUnits(max_payload);
+  const uint32_t units_log2 = Log2(largest_units) + (IsPowerOfTwo(largest_units) ? 0 : 1);
+  uint32_t win_log2 = Log2(o.host_ring_capacity) + units_log2;
+  while (win_log2 > units_log2 + 1 && LlRingBytes(win_log2, kLlUnitWords) > kWorkerRingBytes) --win_log2;
+  const uint64_t worker_ring_bytes = AlignUp(
+      std::max(LlRingBytes(win_log2, kLlUnitWords), LlRingBytes(wout_log2, slot_words)), 4096);
 
   // Device tables, one allocation.
   const uint32_t num_routes = static_cast<uint32_t>(model.routes.size());
@@ -241,12 +247,14 @@ absl::Status SystemImpl::Init() {
   inbound_->max_payload = max_payload;
   inbound_->capacity_log2 = in_log2;
   for (uint32_t w = 0; w < workers; ++w) {
-    for (auto [r, log2] : {std::pair{WorkerRing(worker_in_host_, worker_ring_bytes, w), win_log2},
-                           std::pair{WorkerRing(worker_out_host_, worker_ring_bytes, w), wout_log2}}) {
-      r->slot_words = slot_words;
-      r->max_payload = max_payload;
-      r->capacity_log2 = log2;
-    }
+    LlRingHeader* in = WorkerRing(worker_in_host_, worker_ring_bytes, w);
+    in->slot_words = kLlUnitWords;  // units (variable-length records)
+    in->max_payload = max_payload;
+    in->capacity_log2 = win_log2;
+    LlRingHeader* out = WorkerRing(worker_out_host_, worker_ring_bytes, w);
+    out->slot_words = slot_words;
+    out->max_payload = max_payload;
+    out->capacity_log2 = wout_log2;
   }
   worker_producers_ = std::make_unique<RingProducer[]>(workers);
   {
@@ -364,10 +372,52 @@ bool SystemImpl::TryWrite(LlRingHeader* ring, u32 log2, RingProducer& p, const L
   return true;
 }
 
+bool SystemImpl::TryWriteUnits(LlRingHeader* ring, u32 log2, RingProducer& p, const LlHeader& h,
+                               const void* payload) {
+  u64 pos;
+  u32 skip;
+  if (!LlTryReserveUnits(&p.tail, &p.cached_head, &ring->head.value, log2, LlRecordUnits(h.size), &pos, &skip)) {
+    return false;
+  }
+  if (skip != 0) LlWriteSkip(LlSlot(RingSlots(ring), kLlUnitWords, log2, pos), LlFlag(pos, log2), skip);
+  pos += skip;
+  LlWriteRecord(LlSlot(RingSlots(ring), kLlUnitWords, log2, pos), LlFlag(pos, log2), h, payload);
+  return true;
+}
+
 uint64_t SystemImpl::HostRecordsInFlight() const {
+  // Units reserved and not yet released: a record (or skip) is in flight
+  // while any of its units is. Only whether it is zero is used while the
+  // kernel runs; the records among them are counted after it exits.
   uint64_t n = 0;
   for (uint32_t w = 0; w < params_.num_workers; ++w) {
     n += __atomic_load_n(&worker_producers_[w].tail, __ATOMIC_ACQUIRE) - Load(&WorkerIn(w)->head.value);
+  }
+  return n;
+}
+
+uint64_t SystemImpl::HostMessagesNeverTaken() const {
+  // After the kernel exited: every record between a ring's released head and
+  // its tail was written whole (writers finish before Stop reads the tail),
+  // so their headers say how far each goes.
+  const u32 log2 = params_.worker_in_log2;
+  uint64_t n = 0;
+  for (uint32_t w = 0; w < params_.num_workers; ++w) {
+    LlRingHeader* ring = WorkerIn(w);
+    const u64 tail = __atomic_load_n(&worker_producers_[w].tail, __ATOMIC_ACQUIRE);
+    u64 pos = Load(&ring->head.value);
+    while (pos != tail) {
+      const u64* at = LlSlot(RingSlots(ring), kLlUnitWords, log2, pos);
+      u32 hw[kLlHeaderWords];
+      for (u32 i = 0; i < kLlHeaderWords; ++i) hw[i] = LlData(LoadRelaxedSys(at + i));
+      const LlHeader h = LlHeaderFromWords(hw);
+      if (h.type == kLlSkipType) {
+        pos += h.aux;
+      } else {
+        pos += LlRecordUnits(h.size);
+        ++n;
+      }
+    }
   }
   return n;
 }
@@ -739,17 +789,18 @@ absl::Status SystemImpl::Send(ActorId to, uint32_t type_id, const void* bytes, s
   LlRingHeader* ring = WorkerIn(worker);
   RingProducer& producer = worker_producers_[worker];
   const u32 log2 = params_.worker_in_log2;
-  if (TryWrite(ring, log2, producer, h, bytes)) return absl::OkStatus();
+  if (TryWriteUnits(ring, log2, producer, h, bytes)) return absl::OkStatus();
   host_ring_full_.fetch_add(1, std::memory_order_relaxed);
   if (deadline == absl::InfinitePast()) {
     return absl::ResourceExhaustedError(absl::StrCat(
-        "Send: the host→GPU ring of actor '", ActorName(to.value), "' (worker ", worker, ") is full (", 1u << log2,
-        " records): the GPU has not taken the earlier messages yet; retry, give Send a deadline, or raise "
+        "Send: the host→GPU ring of actor '", ActorName(to.value), "' (worker ", worker, ") is full (", (u64{1} << log2) * kLlUnitWords * 8 / 1024,
+        " KiB, room for ", (u64{1} << log2) / LlRecordUnits(h.size), " messages of ", size,
+        " bytes): the GPU has not taken the earlier messages yet; retry, give Send a deadline, or raise "
         "SystemOptions::host_ring_capacity"));
   }
   uint32_t spins = 0;
   for (;;) {
-    if (TryWrite(ring, log2, producer, h, bytes)) return absl::OkStatus();
+    if (TryWriteUnits(ring, log2, producer, h, bytes)) return absl::OkStatus();
     if ((++spins & 1023) == 0) {
       bool finished = false;
       RK_RETURN_IF_ERROR(CheckKernel(&finished));
@@ -1027,7 +1078,7 @@ absl::StatusOr<StopReport> SystemImpl::Stop(absl::Duration timeout) {
   report.failures = std::exchange(failures_, {});
   report.undelivered.assign(std::make_move_iterator(inbox_.begin()), std::make_move_iterator(inbox_.end()));
   // Host messages the workers never took (the drain deadline passed first).
-  report.unhandled += HostRecordsInFlight();
+  report.unhandled += HostMessagesNeverTaken();
   inbox_.clear();
   return report;
 }

@@ -93,7 +93,10 @@ class SystemImpl {
   LlRingHeader* WorkerIn(uint32_t w) const { return WorkerRing(worker_in_host_, params_.worker_ring_bytes, w); }
   LlRingHeader* WorkerOut(uint32_t w) const { return WorkerRing(worker_out_host_, params_.worker_ring_bytes, w); }
   // Host records written to worker rings and not yet taken by the workers.
+  // Host → worker rings (variable-length records, ll_ring.h).
+  bool TryWriteUnits(LlRingHeader* ring, u32 log2, RingProducer& p, const LlHeader& h, const void* payload);
   uint64_t HostRecordsInFlight() const;
+  uint64_t HostMessagesNeverTaken() const;
   // Writes a control record (waiting for room up to 5 s) and returns its
   // sequence number.
   absl::StatusOr<uint64_t> SendControl(ControlOp op, uint32_t a0, uint32_t a1, const void* payload, uint32_t size);

@@ -13,6 +13,7 @@
 //   * the HLC is monotonic per actor and ordered across a send;
 //   * block handlers with scratch and sync;
 //   * default member initialisers run at spawn;
+//   * host messages of mixed sizes wrap the host ring whole and in order;
 //   * Stop drains and reports; bad host input gets a clear error.
 // Faults (traps, stuck handlers) are in fault_gpu_test.cc. Every test skips
 // with the reason when there is no CUDA device.
@@ -68,6 +69,10 @@ struct Defaults { int seven; long long zero; float half; };
 struct Loop { int unused; };
 struct LoopQuery { int stop; };
 struct LoopCount { long long loops; };
+struct Little { int n; unsigned char bytes[20]; };
+struct Large { int n; int len; unsigned char bytes[400]; };
+struct MixQuery { int unused; };
+struct MixReport { long long received; long long out_of_order; long long bad_bytes; int last; };
 
 }  // namespace
 }  // namespace rk
@@ -94,6 +99,10 @@ RK_HOST_MESSAGE(rk::Defaults, "Defaults");
 RK_HOST_MESSAGE(rk::Loop, "Loop");
 RK_HOST_MESSAGE(rk::LoopQuery, "LoopQuery");
 RK_HOST_MESSAGE(rk::LoopCount, "LoopCount");
+RK_HOST_MESSAGE(rk::Little, "Little");
+RK_HOST_MESSAGE(rk::Large, "Large");
+RK_HOST_MESSAGE(rk::MixQuery, "MixQuery");
+RK_HOST_MESSAGE(rk::MixReport, "MixReport");
 
 namespace rk {
 namespace {
@@ -162,6 +171,48 @@ TEST_F(SystemGpuTest, ManyHostThreadsLoseNothingAndKeepFifoPerThread) {
   EXPECT_EQ(a->received, uint64_t{kThreads} * kPerThread + kThreads + 1);
   EXPECT_EQ(a->handled, a->received);
   EXPECT_EQ(a->dead_lettered, 0u);
+  absl::StatusOr<StopReport> rep = sys->Stop();
+  ASSERT_TRUE(rep.ok()) << rep.status();
+  EXPECT_TRUE(rep->drained);
+  EXPECT_EQ(rep->unhandled, 0u);
+}
+
+// The host → worker ring holds records of their own length: small and large
+// messages interleaved in a ring with room for only a few large ones wrap it
+// again and again, with skip records at its end, and come out whole and in
+// order — the small ones handed over in shared memory, the large ones
+// through the mailbox.
+TEST_F(SystemGpuTest, HostMessagesOfMixedSizesWrapTheRingAndArriveWholeInOrder) {
+  SystemOptions o;
+  o.host_ring_capacity = 2;  // room for two records of the largest message
+  auto sys = StartSystem(o);
+  ASSERT_NE(sys, nullptr);
+  const ActorId mix = SpawnOrDie(*sys, "MixChecker", "mix");
+  const int kMessages = ::rk::testing::Scaled(20000);
+  for (int n = 1; n <= kMessages; ++n) {
+    // Runs of small messages between large ones of varying length, so that
+    // records start at every unit offset of the ring.
+    absl::Status s;
+    if (n % 5 == 0 || n % 7 == 0) {
+      Large m{};
+      m.n = n;
+      m.len = (n * 37) % 401;
+      for (int i = 0; i < 400; ++i) m.bytes[i] = static_cast<unsigned char>(n * 7 + i);
+      s = sys->Send(mix, m, absl::Now() + absl::Seconds(10));
+    } else {
+      Little m{};
+      m.n = n;
+      for (int i = 0; i < 20; ++i) m.bytes[i] = static_cast<unsigned char>(n * 7 + i);
+      s = sys->Send(mix, m, absl::Now() + absl::Seconds(10));
+    }
+    ASSERT_TRUE(s.ok()) << "message " << n << ": " << s;
+  }
+  absl::StatusOr<MixReport> r = sys->Ask<MixReport>(mix, MixQuery{0}, kAsk);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->received, kMessages);
+  EXPECT_EQ(r->last, kMessages);
+  EXPECT_EQ(r->out_of_order, 0);
+  EXPECT_EQ(r->bad_bytes, 0);
   absl::StatusOr<StopReport> rep = sys->Stop();
   ASSERT_TRUE(rep.ok()) << rep.status();
   EXPECT_TRUE(rep->drained);

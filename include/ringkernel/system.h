@@ -55,8 +55,12 @@ struct SystemOptions {
   // Device memory reserved before the launch for mailboxes and actor state;
   // a Spawn that needs more allocates another chunk while the kernel runs.
   uint64_t arena_bytes = 16ull << 20;
-  // Records of each worker's ring from the host and back (powers of two;
-  // fewer where a ring would take over 1 MiB of mapped memory, at least 8).
+  // Records of the program's largest message that each worker's ring from
+  // the host holds, and records of each worker's ring back (powers of two;
+  // fewer where a ring would take over 1 MiB of mapped memory, at least 8 —
+  // from the host, at least 2). The ring from the host stores each record
+  // in 128-byte units, as many as its own size needs, so it holds more
+  // small messages than this.
   uint32_t host_ring_capacity = 1024;
   uint32_t outbound_ring_capacity = 1024;
   // Messages an actor handles before its thread moves to its next actor.

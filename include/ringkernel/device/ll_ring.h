@@ -227,6 +227,129 @@ RK_HOST_DEVICE inline void LlStampUnusedWords(u64* slot, u32 slot_words, u32 fla
   for (u32 i = kLlHeaderWords + (record_size + 3) / 4; i < slot_words; ++i) StoreRelaxedSys(slot + i, LlWord(0, flag));
 }
 
+// ---- Variable-length rings (host → worker) ----
+//
+// A host → worker ring counts its positions in units of kLlUnitWords words,
+// not in records: a record takes as many consecutive units as its header and
+// payload need, so a 64-byte message takes two units (256 bytes) however
+// large the program's largest message is, and one read of a few units over
+// the bus brings several small records. A record never wraps around the end
+// of the ring: when it would, the producer reserves the units up to the end
+// as well and writes a skip record there (type kLlSkipType, `aux` = the units
+// skipped, which run exactly to the end of the ring). Every word of a record
+// carries the flag of its first unit, which is also the flag of its last
+// (no wrap). Reservation, the full check against the consumer's `head` and
+// the release of units are as for fixed slots, in units.
+inline constexpr u32 kLlUnitWords = 16;
+inline constexpr u32 kLlSkipType = 0xFFFFFFFFu;
+
+// Units of a record with `size` payload bytes.
+RK_HOST_DEVICE constexpr u32 LlRecordUnits(u32 size) {
+  return (kLlHeaderWords + (size + 3) / 4 + kLlUnitWords - 1) / kLlUnitWords;
+}
+
+// The skip record written at `pos` (units) when a record of `units` units
+// would not fit before the ring's end; 0 when it fits.
+RK_HOST_DEVICE constexpr u32 LlSkipBefore(u64 pos, u32 units, u32 capacity_log2) {
+  const u64 capacity = u64{1} << capacity_log2;
+  const u64 offset = pos & (capacity - 1);
+  return offset + units > capacity ? static_cast<u32>(capacity - offset) : 0u;
+}
+
+// Reserves `units` consecutive units that do not wrap, and before them the
+// skip to the ring's end that this takes, if any, with one compare-and-swap.
+// On success *pos is the first reserved unit and *skip how many of them are
+// padding (the record starts at *pos + *skip). Returns false when the ring
+// lacks room for both. `units` must be at most half the capacity.
+RK_HOST_DEVICE inline bool LlTryReserveUnits(u64* tail, u64* cached_head, const u64* head, u32 capacity_log2,
+                                             u32 units, u64* pos, u32* skip) {
+  const u64 capacity = u64{1} << capacity_log2;
+  u64 t = LoadRelaxedGpu(tail);
+  u64 h = LoadAcquireGpu(cached_head);
+  for (;;) {
+    if (static_cast<i64>(t - h) < 0) {  // `t` older than the cached head
+      t = LoadRelaxedGpu(tail);
+      continue;
+    }
+    const u32 pad = LlSkipBefore(t, units, capacity_log2);
+    const u64 need = u64{pad} + units;
+    if (t - h + need > capacity) {
+      // Acquire pairs with the consumer's release, as in LlTryReserve.
+      const u64 fresh = LoadAcquireSys(head);
+      if (fresh == h) return false;
+      u64 seen = h;
+      while (static_cast<i64>(fresh - seen) > 0) {
+        const u64 prev = CompareExchangeAcqRelGpu(cached_head, seen, fresh);
+        if (prev == seen) break;
+        seen = prev;
+      }
+      h = fresh;
+      continue;
+    }
+    const u64 seen = CompareExchangeGpu(tail, t, t + need);
+    if (seen == t) {
+      *pos = t;
+      *skip = pad;
+      return true;
+    }
+    t = seen;
+  }
+}
+
+// The skip record at `unit` (the first of `units` padding units).
+RK_HOST_DEVICE inline void LlWriteSkip(u64* unit, u32 flag, u32 units) {
+  LlHeader h{};
+  h.type = kLlSkipType;
+  h.aux = units;
+  LlWriteRecord(unit, flag, h, nullptr);
+}
+
+// Host-side reader of a variable-length ring (the GPU's poller reads the
+// same format a window at a time: rt_worker.cuh). Reads the record at unit
+// `pos` of `slots` if it is complete; a skip record comes back as kReady with
+// h->type == kLlSkipType. *units: the units to advance past it.
+RK_HOST_DEVICE inline LlReadResult LlTryReadUnits(const u64* slots, u32 capacity_log2, u64 pos, u32 max_payload,
+                                                  LlHeader* h, void* payload, u32* units) {
+  const u64* at = LlSlot(slots, kLlUnitWords, capacity_log2, pos);
+  const u32 flag = LlFlag(pos, capacity_log2);
+  u32 hw[kLlHeaderWords];
+  for (u32 i = 0; i < kLlHeaderWords; i += 2) {
+    u64 a, b;
+    LoadRelaxedSysPair(at + i, &a, &b);
+    if (LlWordFlag(a) != flag || LlWordFlag(b) != flag) return LlReadResult::kNotReady;
+    hw[i] = LlData(a);
+    hw[i + 1] = LlData(b);
+  }
+  *h = LlHeaderFromWords(hw);
+  if (h->type == kLlSkipType) {
+    if (h->size != 0 || h->aux == 0 || h->aux != LlSkipBefore(pos, ~0u >> 1, capacity_log2)) {
+      return LlReadResult::kCorrupt;
+    }
+    *units = h->aux;
+    return LlReadResult::kReady;
+  }
+  if (h->size > max_payload) return LlReadResult::kCorrupt;
+  *units = LlRecordUnits(h->size);
+  if (LlSkipBefore(pos, *units, capacity_log2) != 0) return LlReadResult::kCorrupt;
+  const u32 words = (h->size + 3) / 4;
+  u32* out = static_cast<u32*>(payload);
+  const u64* in = at + kLlHeaderWords;
+  for (u32 i = 0; i < words; ++i) {
+    const u64 w = LoadRelaxedSys(in + i);
+    if (LlWordFlag(w) != flag) return LlReadResult::kNotReady;
+    out[i] = LlData(w);
+  }
+  return LlReadResult::kReady;
+}
+
+// The variable-length form of LlStampUnusedWords: once every 2^30 laps,
+// stamps the words of a consumed record's (or skip's) units that it did not
+// write, `used` words being written from the start of its first unit.
+RK_HOST_DEVICE inline void LlStampUnusedUnits(u64* unit, u32 units, u32 used, u32 flag) {
+  if ((flag & 0x3FFFFFFFu) != 0) return;
+  for (u32 i = used; i < units * kLlUnitWords; ++i) StoreRelaxedSys(unit + i, LlWord(0, flag));
+}
+
 // Gives slots before `new_head` back to the producers. Consumer only.
 RK_HOST_DEVICE RK_FORCEINLINE void LlRelease(LlRingHeader* ring, u64 new_head) {
   StoreReleaseSys(&ring->head.value, new_head);

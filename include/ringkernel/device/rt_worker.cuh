@@ -15,21 +15,24 @@
 //     the record has read it (LL words, mailbox.h); it runs the handler and
 //     releases the slots to producers lazily.
 //   * Host → actor: each worker has its own ring in mapped memory, written by
-//     the host for this worker's actors only, polled by warp 0 — with one
-//     16-byte load while quiet and a 1 KiB window of loads while host traffic
-//     is recent, so a backlog is read several records per bus round trip. A
-//     warp of its own, because a read over the bus takes about a
-//     microsecond, and the owners must not wait for it. A small
-//     thread-handler message for one of the first 32 actors is handed to its
-//     owner through a slot in shared memory (DirectSlot); anything else (a
-//     block handler, a large payload, a later actor) is forwarded into the
-//     actor's mailbox as any producer would. Per (host, actor) FIFO holds:
-//     the poller hands over directly only while none of the actor's host
-//     messages wait in its mailbox, and forwards only while its slot is
-//     empty. An owner takes its slot after finding its mailbox empty, or
-//     once its head has passed the mailbox tail it saw when it found the
-//     slot full: a host message does not overtake the K2K messages already
-//     there, and an actor that keeps its own mailbox busy still gets it.
+//     the host for this worker's actors only, in variable-length records
+//     (128-byte units, ll_ring.h), polled by warp 0 — while quiet with the
+//     first two units only (a small record whole), and with a 2 KiB window
+//     while host traffic is recent, so a backlog is read several records per
+//     bus round trip. A warp of its own, because a read over the bus takes
+//     about a microsecond, and the owners must not wait for it. Small
+//     thread-handler messages for one of the first 32 actors are handed to
+//     its owner through a ring of kDirectDepth entries in shared memory
+//     (DirectSlot), which the owner empties in one iteration; anything else
+//     (a block handler, a large payload, a later actor) is forwarded into
+//     the actor's mailbox as any producer would. Per (host, actor) FIFO
+//     holds: the poller hands over directly only while none of the actor's
+//     host messages wait in its mailbox, and forwards only while its
+//     hand-over ring is empty. An owner takes its hand-overs after finding
+//     its mailbox empty, or once its head has passed the mailbox tail it saw
+//     when it found them waiting: a host message does not overtake the K2K
+//     messages already there, and an actor that keeps its own mailbox busy
+//     still gets it.
 //   * Block handlers: the owner queues the actor in shared memory and raises
 //     a request; every warp checks the request each iteration and the block
 //     meets at a barrier to run them. No barrier otherwise.
@@ -148,25 +151,31 @@ __device__ __forceinline__ void MarkRunning(WorkerThread& w, u64 entry) {
 constexpr u32 kFirstOwner = 32;
 __device__ __forceinline__ u32 OwnerCount() { return blockDim.x - kFirstOwner; }
 
-// A host message handed by the poller (warp 0) to the owner of one of the
-// first kDirectSlots actors, in shared memory. Every access to a slot is an
-// atomic operation: the hand-over is ordered by the `full` flag and block
-// fences, not by a barrier, and atomics say so to the tools that check
-// shared memory for races.
+// Host messages handed by the poller (warp 0) to the owner of one of the
+// first kDirectSlots actors, in shared memory: a ring of kDirectDepth
+// entries per actor, which the poller fills from one read of its host ring
+// and the owner empties in one of its iterations. Every access is an atomic
+// operation: the hand-over is ordered by `tail`/`head` and block fences,
+// not by a barrier, and atomics say so to the tools that check shared memory
+// for races.
 constexpr u32 kDirectSlots = 32;
+constexpr u32 kDirectDepth = 4;
 constexpr u32 kDirectWords = 30;  // 120 payload bytes
+struct DirectEntry {
+  u32 size;
+  u32 msg_type;
+  unsigned long long correlation;
+  unsigned long long hlc;
+  u32 payload[kDirectWords];
+};
 struct DirectSlot {
-  u32 full;     // 1 while a message waits (the poller sets, the owner clears)
+  u32 head;     // entries taken (the owner advances it)
+  u32 tail;     // entries written (the poller advances it)
   u32 pending;  // this actor's host messages forwarded to its mailbox, not yet taken
   u32 actor;    // the owner's actor index + 1 once it has loaded it; 0 before
   u32 type;     // its actor type
   u32 failed;   // 1 once it failed (its messages go the reporting way)
-  u32 size;
-  u32 msg_type;
-  u32 pad;
-  unsigned long long correlation;
-  unsigned long long hlc;
-  u32 payload[kDirectWords];
+  DirectEntry e[kDirectDepth];
 };
 
 __device__ __forceinline__ u32 SlotGet(u32* p) { return atomicOr(p, 0u); }
@@ -279,18 +288,17 @@ __device__ u32 ServeMailbox(WorkerThread& w, OwnedActor& o, DirectSlot* direct, 
 
 // The window: each lane loads kWindowLoads 16-byte pieces, 64 words apart,
 // so the warp reads 64 × kWindowLoads words of consecutive records at once.
-constexpr u32 kWindowLoads = 2;
+constexpr u32 kWindowLoads = 4;
 constexpr u32 kWindowWords = 64 * kWindowLoads;
-// While records keep coming, the host gets consumed slots back every this
-// many records (and at once when the ring is found empty).
-constexpr u64 kHostReleaseBatch = 32;
+// While records keep coming, the host gets consumed units back every this
+// many (and at once when the ring is found empty).
+constexpr u64 kHostReleaseUnits = 64;
 
 struct HostRing {
   LlRingHeader* hdr;
   const u64* slots;
-  u32 log2;
-  u32 slot_words;
-  u64 head;
+  u32 log2;  // capacity in units of kLlUnitWords words
+  u64 head;  // units
   u64 released;
   u64 last_record_ns;  // when a record last came (the window stays wide for idle_spin_ns)
   u64 full_since_ns;   // when forwarding the head record first found its mailbox full (0: not)
@@ -315,8 +323,8 @@ __device__ __forceinline__ u64 WindowWord(const Window& win, u32 i) {
 }
 
 __device__ __forceinline__ const u64* HostWord(const HostRing& ring, u64 head, u32 i) {
-  const u64 pos = head + i / ring.slot_words;
-  return LlSlot(ring.slots, ring.slot_words, ring.log2, pos) + i % ring.slot_words;
+  const u64 pos = head + i / kLlUnitWords;
+  return LlSlot(ring.slots, kLlUnitWords, ring.log2, pos) + i % kLlUnitWords;
 }
 
 __device__ __forceinline__ void LoadWindow(const HostRing& ring, Window* win) {
@@ -324,9 +332,19 @@ __device__ __forceinline__ void LoadWindow(const HostRing& ring, Window* win) {
 #pragma unroll
   for (u32 k = 0; k < kWindowLoads; ++k) {
     const u32 i = k * 64 + 2 * lane;
-    // Slots are at least 16 words, so a lane's pair never straddles two.
+    // Units are 16 words, so a lane's pair never straddles two.
     LoadRelaxedSysPair(HostWord(ring, ring.head, i), &win->v[k][0], &win->v[k][1]);
   }
+}
+
+// The first kQuietWords words of the window only (the rest read as not
+// written): what a quiet ring's poll loads.
+constexpr u32 kQuietWords = 32;
+__device__ __forceinline__ void LoadWindowStart(const HostRing& ring, Window* win) {
+  const u32 lane = LaneId();
+#pragma unroll
+  for (u32 k = 0; k < kWindowLoads; ++k) win->v[k][0] = win->v[k][1] = 0;
+  if (2 * lane < kQuietWords) LoadRelaxedSysPair(HostWord(ring, ring.head, 2 * lane), &win->v[0][0], &win->v[0][1]);
 }
 
 // Whether window words [from, to) all carry the flag of their position.
@@ -339,7 +357,7 @@ __device__ __forceinline__ bool WindowComplete(const HostRing& ring, const Windo
     for (u32 j = 0; j < 2; ++j) {
       const u32 i = k * 64 + 2 * lane + j;
       if (i >= from && i < to) {
-        const u32 flag = LlFlag(ring.head + i / ring.slot_words, ring.log2);
+        const u32 flag = LlFlag(ring.head + i / kLlUnitWords, ring.log2);
         ok = ok && LlWordFlag(win.v[k][j]) == flag;
       }
     }
@@ -351,7 +369,7 @@ __device__ __forceinline__ bool WindowComplete(const HostRing& ring, const Windo
 // payload in parallel. Record words beyond the window are read here, pass by
 // pass. Returns false when the mailbox is full (nothing written, the record
 // stays in the ring).
-__device__ bool ForwardHostRecord(WorkerThread& w, HostRing& ring, const Window& win, u32 base, const LlHeader& h,
+__device__ bool ForwardHostRecord(const Window& win, u32 base, const u64* rslot, u32 rflag, const LlHeader& h,
                                   const TargetInfo& t) {
   const u32 lane = LaneId();
   const u32 log2 = ShapeLog2(t.shape);
@@ -389,8 +407,6 @@ __device__ bool ForwardHostRecord(WorkerThread& w, HostRing& ring, const Window&
   }
   // The rest of a large record, a 64-word pass at a time.
   const u32 record_words = kLlHeaderWords + words;
-  const u64* rslot = LlSlot(ring.slots, ring.slot_words, ring.log2, ring.head + base / ring.slot_words);
-  const u32 rflag = LlFlag(ring.head + base / ring.slot_words, ring.log2);
   for (u32 from = first_end; from < record_words; from += 64) {
     const u32 i = from + 2 * lane;
     u64 a = 0, b = 0;
@@ -423,24 +439,54 @@ __device__ bool ForwardHostRecord(WorkerThread& w, HostRing& ring, const Window&
   return true;
 }
 
-// Polls the worker's host ring and delivers what is there, in order. Called
-// by the whole of warp 0. Returns the records consumed.
-// How long the poller waits for a full hand-over slot to empty before it
-// leaves the record for its next poll.
+// How long the poller waits for room in a hand-over ring (or for it to
+// empty, before forwarding past it) before it leaves the record for its
+// next poll.
 constexpr u64 kDirectWaitNs = 20000;
 
+// Copies the record at window word `base` into entry `e` of a hand-over
+// ring: each lane stores the payload words its window holds (the caller
+// checked that the window holds the whole record).
+__device__ __forceinline__ void PutDirect(const Window& win, u32 base, const LlHeader& h, DirectEntry* e) {
+  const u32 lane = LaneId();
+  const u32 words = (h.size + 3) / 4;
+  const u32 from = base + kLlHeaderWords;
+#pragma unroll
+  for (u32 k = 0; k < kWindowLoads; ++k) {
+#pragma unroll
+    for (u32 j = 0; j < 2; ++j) {
+      const u32 i = k * 64 + 2 * lane + j;
+      if (i >= from && i < from + words) SlotSet(&e->payload[i - from], LlData(win.v[k][j]));
+    }
+  }
+  if (lane == 0) {
+    SlotSet(&e->size, h.size);
+    SlotSet(&e->msg_type, h.type);
+    SlotSet64(&e->correlation, h.correlation);
+    SlotSet64(&e->hlc, h.hlc);
+  }
+}
+
+// Polls the worker's host ring and delivers what is there, in order. Called
+// by the whole of warp 0. The ring holds variable-length records in units
+// (ll_ring.h); the window is read from the unit at the head. Returns the
+// records consumed.
 __device__ u32 ServeHostRing(WorkerThread& w, HostRing& ring, DirectSlot* slots, u32 count, u64 now,
                              const volatile u32* s_request) {
   const SystemParams* sys = w.sys;
   const u32 lane = LaneId();
   if (ring.broken) return 0;
   const bool wide = now - ring.last_record_ns < sys->idle_spin_ns;
-  if (!wide) {
-    // Quiet: one 16-byte load tells whether the next record has begun.
-    u64 a = 0, b = 0;
-    if (lane == 0) LoadRelaxedSysPair(LlSlot(ring.slots, ring.slot_words, ring.log2, ring.head), &a, &b);
+  Window win;
+  if (wide) {
+    LoadWindow(ring, &win);
+  } else {
+    // Quiet: the first kQuietWords words only, one 16-byte load from each
+    // of a few lanes — the whole of a small record, which is then taken
+    // from this read rather than a second trip over the bus.
+    LoadWindowStart(ring, &win);
     const u32 flag = LlFlag(ring.head, ring.log2);
-    const bool begun = __shfl_sync(0xFFFFFFFFu, LlWordFlag(a) == flag, 0);
+    const bool begun = __shfl_sync(0xFFFFFFFFu, LlWordFlag(win.v[0][0]) == flag, 0);
     if (!begun) {
       if (ring.released != ring.head) {
         if (lane == 0) LlRelease(ring.hdr, ring.head);
@@ -448,79 +494,93 @@ __device__ u32 ServeHostRing(WorkerThread& w, HostRing& ring, DirectSlot* slots,
       }
       return 0;
     }
+    // A record too large for that (or whose size is not written yet: the
+    // loop below then finds it incomplete and the next poll reads again).
+    const bool size_there = __shfl_sync(0xFFFFFFFFu, LlWordFlag(win.v[0][1]) == flag, 0);
+    const u32 size = __shfl_sync(0xFFFFFFFFu, LlData(win.v[0][1]), 0);
+    if (size_there && kLlHeaderWords + (size + 3) / 4 > kQuietWords) LoadWindow(ring, &win);
   }
-  Window win;
-  LoadWindow(ring, &win);
-  const u32 per_window = ring.slot_words <= kWindowWords ? kWindowWords / ring.slot_words : 1;
-  u32 consumed = 0;
-  for (u32 r = 0; r < per_window; ++r) {
-    const u32 base = r * ring.slot_words;
+  u32 records = 0;  // messages consumed (skips not counted)
+  u32 units = 0;    // units consumed: the head moves by this much
+  // `base`: the window word where the record at unit head + units starts.
+  for (u32 base = 0; base + kLlHeaderWords <= kWindowWords; base = units * kLlUnitWords) {
     if (!WindowComplete(ring, win, base, base + kLlHeaderWords)) break;
     u32 hw[kLlHeaderWords];
 #pragma unroll
     for (u32 x = 0; x < kLlHeaderWords; ++x) hw[x] = LlData(WindowWord(win, base + x));
     const LlHeader h = LlHeaderFromWords(hw);
-    if (h.size > sys->max_payload || h.type >= kControlTypeBase) {
+    const u64 rpos = ring.head + units;
+    u64* rslot = const_cast<u64*>(LlSlot(ring.slots, kLlUnitWords, ring.log2, rpos));
+    const u32 rflag = LlFlag(rpos, ring.log2);
+    const bool skip = h.type == kLlSkipType;
+    const u32 runits = skip ? h.aux : LlRecordUnits(h.size);
+    const bool corrupt = skip ? h.size != 0 || h.aux == 0 || h.aux != LlSkipBefore(rpos, ~0u >> 1, ring.log2)
+                              : h.size > sys->max_payload || h.type >= kControlTypeBase ||
+                                    LlSkipBefore(rpos, runits, ring.log2) != 0;
+    if (corrupt) {
       // A corrupt record: the host never writes one. Say so and stop reading
       // this ring rather than guess where the next record starts.
-      if (lane == 0) StoreReleaseSys(&sys->control->ingress_error.value, ring.head + r + 1);
+      if (lane == 0) StoreReleaseSys(&sys->control->ingress_error.value, rpos + 1);
       ring.broken = 1;
       break;
+    }
+    if (skip) {
+      // Padding to the ring's end: the next record starts a lap later.
+      if (lane == 0) LlStampUnusedUnits(rslot, runits, kLlHeaderWords, rflag);
+      units += runits;
+      break;  // the window's words beyond the end belong to the next lap's first units
     }
     const u32 record_words = kLlHeaderWords + (h.size + 3) / 4;
     const u32 in_window = base + record_words <= kWindowWords ? record_words : kWindowWords - base;
     if (!WindowComplete(ring, win, base, base + in_window)) break;
     // One of the first actors: hand a small thread-handler message over in
-    // shared memory while none of its host messages wait in its mailbox;
-    // wait while its slot is full (its owner empties it within an
-    // iteration), so that nothing forwarded overtakes it.
+    // shared memory while none of its host messages wait in its mailbox and
+    // its ring has room; forward past the ring only once it is empty, so
+    // that nothing forwarded overtakes a message handed over. Its owner
+    // empties the ring within an iteration, so the poller waits for it
+    // here rather than read the window over the bus again — but not past
+    // kDirectWaitNs, nor while the block is asked to meet (the owner may be
+    // waiting for this warp at the barrier).
     const u32 pos = h.peer;
     DirectSlot* slot = pos < kDirectSlots && pos < count ? &slots[pos] : nullptr;
     bool direct = false;
+    u32 dtail = 0;
     if (slot != nullptr) {
-      u32 full = 0, pending = 0, actor = 0, type = 0, failed = 0;
+      u32 head = 0, pending = 0, actor = 0, type = 0, failed = 0, eligible = 0, ok = 0;
       if (lane == 0) {
-        full = SlotGet(&slot->full);
+        dtail = SlotGet(&slot->tail);
+        head = SlotGet(&slot->head);
         pending = SlotGet(&slot->pending);
         actor = SlotGet(&slot->actor);
         type = SlotGet(&slot->type);
         failed = SlotGet(&slot->failed);
-      }
-      if (lane == 0 && full != 0 && actor != 0) {
-        // Its owner empties the slot within one of its iterations: wait
-        // here rather than read the window over the bus again, but not past
-        // kDirectWaitNs, nor while the block is asked to meet (the owner
-        // may be waiting for this warp at the barrier).
-        const u64 until = GlobalTimerNs() + kDirectWaitNs;
-        while (full != 0 && *s_request == 0 && GlobalTimerNs() < until) {
-          full = SlotGet(&slot->full);
+        eligible = actor == h.actor + 1 && failed == 0 && pending == 0 && h.size <= 4 * kDirectWords &&
+                   record_words <= in_window && HandlerKindOf(type, h.type) == 1;
+        // Direct: room for one more. Forwarded: the ring empty.
+        const u32 room = eligible ? kDirectDepth : 1;
+        ok = actor != 0 && dtail - head < room;
+        if (actor != 0 && !ok) {
+          const u64 until = GlobalTimerNs() + kDirectWaitNs;
+          while (!ok && *s_request == 0 && GlobalTimerNs() < until) {
+            head = SlotGet(&slot->head);
+            ok = dtail - head < room;
+          }
+          failed = SlotGet(&slot->failed);
+          pending = SlotGet(&slot->pending);
+          eligible = eligible && failed == 0 && pending == 0;
         }
-        pending = SlotGet(&slot->pending);
-        failed = SlotGet(&slot->failed);
       }
-      full = __shfl_sync(0xFFFFFFFFu, full, 0);
-      pending = __shfl_sync(0xFFFFFFFFu, pending, 0);
-      actor = __shfl_sync(0xFFFFFFFFu, actor, 0);
-      type = __shfl_sync(0xFFFFFFFFu, type, 0);
-      failed = __shfl_sync(0xFFFFFFFFu, failed, 0);
-      if (full != 0 || actor == 0) break;  // retried on the next poll
-      direct = actor == h.actor + 1 && failed == 0 && pending == 0 && h.size <= 4 * kDirectWords &&
-               record_words <= in_window && HandlerKindOf(type, h.type) == 1;
+      ok = __shfl_sync(0xFFFFFFFFu, ok, 0);
+      if (!ok) break;  // retried on the next poll
+      direct = __shfl_sync(0xFFFFFFFFu, eligible, 0) != 0;
+      dtail = __shfl_sync(0xFFFFFFFFu, dtail, 0);
     }
     if (direct) {
-      const u32 words = (h.size + 3) / 4;
-      for (u32 p = 0; p < words; ++p) {
-        const u32 v = LlData(WindowWord(win, base + kLlHeaderWords + p));
-        if (lane == 0) SlotSet(&slot->payload[p], v);
-      }
-      if (lane == 0) {
-        SlotSet(&slot->size, h.size);
-        SlotSet(&slot->msg_type, h.type);
-        SlotSet64(&slot->correlation, h.correlation);
-        SlotSet64(&slot->hlc, h.hlc);
-        __threadfence_block();
-        SlotSet(&slot->full, 1);
-      }
+      PutDirect(win, base, h, &slot->e[dtail % kDirectDepth]);
+      // Every lane's stores before lane 0 publishes the entry.
+      __threadfence_block();
+      __syncwarp();
+      if (lane == 0) SlotSet(&slot->tail, dtail + 1);
       __syncwarp();
     } else {
       // Forward (or report) through the mailbox.
@@ -539,7 +599,7 @@ __device__ u32 ServeHostRing(WorkerThread& w, HostRing& ring, DirectSlot* slots,
         }
       }
       if (reason == DeadLetterReason::kNone) {
-        if (!ForwardHostRecord(w, ring, win, base, h, t)) {
+        if (!ForwardHostRecord(win, base, rslot, rflag, h, t)) {
           // Full: give its owner until the timeout to make room (serving
           // this warp's own mailboxes meanwhile), then report the message
           // rather than hold every other actor's input back.
@@ -556,32 +616,25 @@ __device__ u32 ServeHostRing(WorkerThread& w, HostRing& ring, DirectSlot* slots,
       ring.full_since_ns = 0;
       if (reason != DeadLetterReason::kNone) {
         if (lane == 0) {
-          DeadLetterFromRing(sys, WorkerOutRing(sys, w.worker, w.out), h,
-                             LlSlot(ring.slots, ring.slot_words, ring.log2, ring.head + r), reason);
+          DeadLetterFromRing(sys, WorkerOutRing(sys, w.worker, w.out), h, rslot, reason);
           atomicAdd(&sys->shared->ingress_dead.value, 1ull);
           if (h.actor < sys->max_actors) atomicAdd(&sys->actors[h.actor].rejected, 1ull);
         }
         __syncwarp();
       }
     }
-    ++consumed;
+    if (lane == 0) LlStampUnusedUnits(rslot, runits, record_words, rflag);
+    ++records;
+    units += runits;
     if (record_words > in_window) break;  // a large record: the window is spent
   }
-  if (consumed != 0) {
-    if (lane == 0) {
-      for (u32 r = 0; r < consumed; ++r) {
-        const u64 pos = ring.head + r;
-        u64* slot = const_cast<u64*>(LlSlot(ring.slots, ring.slot_words, ring.log2, pos));
-        const u32 flag = LlFlag(pos, ring.log2);
-        if ((flag & 0x3FFFFFFFu) == 0) {
-          LlStampUnusedWords(slot, ring.slot_words, flag, LlData(LoadRelaxedSys(slot + 1)));
-        }
-      }
-      atomicAdd(&sys->shared->ingress_messages.value, static_cast<unsigned long long>(consumed));
+  if (units != 0) {
+    if (lane == 0 && records != 0) {
+      atomicAdd(&sys->shared->ingress_messages.value, static_cast<unsigned long long>(records));
     }
-    ring.head += consumed;
+    ring.head += units;
     ring.last_record_ns = now;
-    if (ring.head - ring.released >= kHostReleaseBatch) {
+    if (ring.head - ring.released >= kHostReleaseUnits) {
       if (lane == 0) LlRelease(ring.hdr, ring.head);
       ring.released = ring.head;
     }
@@ -589,7 +642,7 @@ __device__ u32 ServeHostRing(WorkerThread& w, HostRing& ring, DirectSlot* slots,
     if (lane == 0) LlRelease(ring.hdr, ring.head);
     ring.released = ring.head;
   }
-  return consumed;
+  return records;
 }
 
 // ---- The worker loop. ----
@@ -646,32 +699,39 @@ __device__ void RunBlockMessage(WorkerThread& w, u32 a, u8* smem, u64* s_hlc, un
   __syncthreads();
 }
 
-// Takes the message the poller handed over in `d`, if any, and handles it.
-// Only after the messages queued before it (see the top of this file).
+// Takes the messages the poller handed over in `d`, if any, and handles
+// them in order. Only after the messages queued before them (see the top of
+// this file). Returns how many.
 __device__ u32 ServeDirect(WorkerThread& w, OwnedActor& o, DirectSlot* d) {
-  if (SlotGet(&d->full) == 0) return 0;
-  __threadfence_block();
-  MailRecord r;
-  r.h.type = SlotGet(&d->msg_type);
-  r.h.size = SlotGet(&d->size);
-  r.h.sender = kHostActorValue;
-  r.h.flags = 0;
-  r.h.correlation = SlotGet64(&d->correlation);
-  r.h.hlc = SlotGet64(&d->hlc);
-  const u32 words = (r.h.size + 3) / 4;
-  for (u32 i = 0; i < words; ++i) w.buf[i] = SlotGet(&d->payload[i]);
-  r.payload = reinterpret_cast<const u8*>(w.buf);
-  // The slot is free for the next message once its words are copied out.
-  __threadfence_block();
-  SlotSet(&d->full, 0);
-  MarkRunning(w, RunningEntry(o.index, r.h.type));
-  HandleOne(w, o, r);
-  ++o.direct;
+  const u32 tail = SlotGet(&d->tail);
+  u32 head = SlotGet(&d->head);
+  if (tail == head) return 0;
+  const u32 n = tail - head;
+  for (; head != tail; ++head) {
+    __threadfence_block();
+    DirectEntry* e = &d->e[head % kDirectDepth];
+    MailRecord r;
+    r.h.type = SlotGet(&e->msg_type);
+    r.h.size = SlotGet(&e->size);
+    r.h.sender = kHostActorValue;
+    r.h.flags = 0;
+    r.h.correlation = SlotGet64(&e->correlation);
+    r.h.hlc = SlotGet64(&e->hlc);
+    const u32 words = (r.h.size + 3) / 4;
+    for (u32 i = 0; i < words; ++i) w.buf[i] = SlotGet(&e->payload[i]);
+    r.payload = reinterpret_cast<const u8*>(w.buf);
+    // The entry is free for the poller once its words are copied out.
+    __threadfence_block();
+    SlotSet(&d->head, head + 1);
+    MarkRunning(w, RunningEntry(o.index, r.h.type));
+    HandleOne(w, o, r);
+    ++o.direct;
+  }
   o.hot = 64;
   o.quiet = 0;
   if (o.failed) SlotSet(&d->failed, 1);
   StoreOwned(o);
-  return 1;
+  return n;
 }
 
 // How long a worker without actors sleeps between looks for its first one
@@ -700,7 +760,8 @@ __device__ void WorkerLoop(const SystemParams* sys, u32 worker, u8* smem) {
     s_out.cached_head = 0;
   }
   if (tid < kDirectSlots) {
-    SlotSet(&s_direct[tid].full, 0);
+    SlotSet(&s_direct[tid].head, 0);
+    SlotSet(&s_direct[tid].tail, 0);
     SlotSet(&s_direct[tid].pending, 0);
     SlotSet(&s_direct[tid].actor, 0);
     SlotSet(&s_direct[tid].failed, 0);
@@ -723,7 +784,6 @@ __device__ void WorkerLoop(const SystemParams* sys, u32 worker, u8* smem) {
     ring.hdr = WorkerRing(sys->worker_in, sys->worker_ring_bytes, worker);
     ring.slots = RingSlots(ring.hdr);
     ring.log2 = sys->worker_in_log2;
-    ring.slot_words = sys->slot_words;
   }
   u32 count = 0;
   bool have_mine = false;
@@ -789,7 +849,7 @@ __device__ void WorkerLoop(const SystemParams* sys, u32 worker, u8* smem) {
           if (drained) {
             did |= ServeDirect(w, mine, my_direct);
             direct_mark_set = false;
-          } else if (SlotGet(&my_direct->full) != 0) {
+          } else if (SlotGet(&my_direct->tail) != SlotGet(&my_direct->head)) {
             // A hand-over waits while the mailbox stays busy (an actor that
             // sends itself messages may never leave it empty): it is taken
             // once the head passes the tail seen when it was first found,

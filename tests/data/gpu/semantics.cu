@@ -190,3 +190,32 @@ struct RK_ACTOR Looper {
     ctx.reply(LoopCount{loops});
   }
 };
+
+// ---- Host messages of many sizes, checked word by word. ----
+// `n` counts 1, 2, 3, ... across both types; byte i of a payload is
+// (n * 7 + i) & 0xFF. Small ones are handed over in shared memory, large
+// ones go through the mailbox; their sizes make the host ring wrap with skips.
+struct Little { int n; unsigned char bytes[20]; };
+struct Large { int n; int len; unsigned char bytes[400]; };
+struct MixQuery { int unused; };
+struct MixReport { long long received; long long out_of_order; long long bad_bytes; int last; };
+struct RK_ACTOR MixChecker {
+  long long received;
+  long long out_of_order;
+  long long bad_bytes;
+  int last;
+
+  __device__ void Check(int n, const unsigned char* bytes, int len) {
+    if (n != last + 1) ++out_of_order;
+    last = n;
+    ++received;
+    for (int i = 0; i < len; ++i) {
+      if (bytes[i] != static_cast<unsigned char>(n * 7 + i)) ++bad_bytes;
+    }
+  }
+  RK_HANDLER void on(const Little& m, rk::Ctx& ctx) { Check(m.n, m.bytes, 20); }
+  RK_HANDLER void on(const Large& m, rk::Ctx& ctx) { Check(m.n, m.bytes, m.len > 400 ? 400 : m.len); }
+  RK_HANDLER void on(const MixQuery& q, rk::Ctx& ctx) {
+    ctx.reply(MixReport{received, out_of_order, bad_bytes, last});
+  }
+};
