@@ -45,6 +45,8 @@ void Recorder::PrintSummary() const {
 SystemOptions BaseSystemOptions(const Options& o) {
   SystemOptions so;
   so.track_running = o.track_running != 0;
+  so.workers = static_cast<uint32_t>(o.workers);
+  so.threads_per_block = static_cast<uint32_t>(o.threads_per_block);
   so.idle_backoff = absl::Nanoseconds(o.idle_backoff_ns);
   return so;
 }

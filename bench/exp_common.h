@@ -42,7 +42,11 @@ struct Options {
   int warmup = 100;
   int iterations = 1000;
   std::string csv = "raw.csv";
+  std::string pc_sampling;      // write CUPTI PC samples here (bench/pc_sampling.h); "" = off
+  int pc_sampling_period = 13;  // every 2^N SM cycles
   int device = 0;
+  int workers = 0;  // SystemOptions::workers of the systems the experiments start (0: all that fit)
+  int threads_per_block = 128;  // SystemOptions::threads_per_block of the same
   int track_running = 1;
   bool skip_baselines = false;
   int jit_cold = 5;
@@ -84,6 +88,7 @@ struct Options {
   int paths_pairs = 0;
   int paths_background_pairs = 4;
   int paths_quiet_asks = 3;
+  std::string paths_quiet_ms = "1000";  // comma-separated pauses before quiet Asks
   int paths_power_seconds = 3;
 };
 

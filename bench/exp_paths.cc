@@ -19,8 +19,15 @@
 //       power_w as above, with a started system holding one Echo actor and
 //       no traffic; power_delta_w (one per trial) = the median of these
 //       samples − the median of system=none.
-//   path=ask;quiet_ms=1000
-//       latency_us: an Ask to that Echo after 1 s in which nothing was sent,
+//   path=quiet_roundtrip_floor;quiet_ms=Q
+//       the floor's round trip after a Q ms sleep (Q from --paths-quiet-ms,
+//       1000 by default), --paths-quiet-asks of them, each recorded: what a
+//       pause costs without RingKernel.
+//   path=send;quiet_ms=Q
+//       latency_us: a Send to that Echo (returning) after Q ms of quiet: the
+//       host's part of the first message after a pause.
+//   path=ask;quiet_ms=Q
+//       latency_us: an Ask to that Echo after Q ms in which nothing was sent,
 //       each of --paths-quiet-asks recorded (no warm-up: the first Ask after
 //       quiet is the measurement).
 //   path=host_to_gpu;payload=64;threads=T;receivers=T   (T = 1 and 4)
@@ -72,7 +79,10 @@
 #include <unordered_map>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/clock.h"
 #include "bench/baselines.h"
 #include "bench/exp_common.h"
@@ -379,6 +389,15 @@ absl::Status ExpPaths(const Bench& b) {
         "--paths-messages and --paths-aggregate-messages must be at least 2, --paths-bursts, "
         "--paths-background-pairs and --paths-quiet-asks at least 1, the others at least 0");
   }
+  // The pauses before the quiet Asks (and the floor's quiet round trips).
+  std::vector<int> quiet;
+  for (absl::string_view q : absl::StrSplit(o.paths_quiet_ms, ',')) {
+    int ms = 0;
+    if (!absl::SimpleAtoi(q, &ms) || ms < 0) {
+      return absl::InvalidArgumentError(absl::StrCat("--paths-quiet-ms: '", q, "' is not a number of milliseconds"));
+    }
+    quiet.push_back(ms);
+  }
   const DeviceInfo& dev = b.runtime.device();
 
   // 1. Power with no system running.
@@ -414,12 +433,27 @@ absl::Status ExpPaths(const Bench& b) {
       b.rec.Add(kExp, "path=host_roundtrip_floor", static_cast<int>(floor.size()), "latency_us", floor.back(),
                 "microseconds");
     }
-    RK_RETURN_IF_ERROR(base->StopPersistent());
     std::printf("paths %-48s p50 %8.3f us\n", "path=host_roundtrip_floor", Median(floor));
+    // The same round trip after each pause: what the host, the bus and the
+    // GPU cost the first message after a pause, with a kernel that polls
+    // without ever sleeping (the Ask after quiet below is compared with it).
+    for (const int quiet_ms : quiet) {
+      const std::string quiet_config = absl::StrCat("path=quiet_roundtrip_floor;quiet_ms=", quiet_ms);
+      for (int i = 0; i < o.paths_quiet_asks; ++i) {
+        absl::SleepFor(absl::Milliseconds(quiet_ms));
+        const Clock::time_point t0 = Clock::now();
+        RK_RETURN_IF_ERROR(base->PersistentCommand());
+        const Clock::time_point t1 = Clock::now();
+        const double us = std::chrono::duration<double, std::micro>(t1 - t0).count();
+        b.rec.Add(kExp, quiet_config, i + 1, "latency_us", us, "microseconds");
+        std::printf("paths %-48s %8.3f us\n", quiet_config.c_str(), us);
+      }
+    }
+    RK_RETURN_IF_ERROR(base->StopPersistent());
   }
 
   uint64_t seq = 0;
-  // 3. One idle actor: its power, then Asks after 1 s of quiet.
+  // 3. One idle actor: its power, then Asks after pauses.
   {
     RK_ASSIGN_OR_RETURN(std::unique_ptr<System> sys, b.runtime.Start(b.program, BaseSystemOptions(o)));
     RK_ASSIGN_OR_RETURN(ActorId echo, sys->Spawn("Echo", "echo"));
@@ -437,18 +471,35 @@ absl::Status ExpPaths(const Bench& b) {
                     Median(idle_watts), Median(*watts), delta);
       }
     }
-    const std::string config = "path=ask;quiet_ms=1000";
-    for (int i = 0; i < o.paths_quiet_asks; ++i) {
-      absl::SleepFor(absl::Seconds(1));
-      const uint64_t want = ++seq;
-      const Clock::time_point t0 = Clock::now();
-      absl::StatusOr<Pong> p = sys->Ask<Pong>(echo, Ping{want}, kAskTimeout);
-      const Clock::time_point t1 = Clock::now();
-      if (!p.ok()) return p.status();
-      if (p->seq != want) return absl::InternalError("the Echo answered another Ping");
-      const double us = std::chrono::duration<double, std::micro>(t1 - t0).count();
-      b.rec.Add(kExp, config, i + 1, "latency_us", us, "microseconds");
-      std::printf("paths %-48s %8.3f us\n", config.c_str(), us);
+    for (const int quiet_ms : quiet) {
+      // The host's share: a Send (to the same Echo, its Pong then drained)
+      // timed alone after the same pause.
+      const std::string send_config = absl::StrCat("path=send;quiet_ms=", quiet_ms);
+      for (int i = 0; i < o.paths_quiet_asks; ++i) {
+        absl::SleepFor(absl::Milliseconds(quiet_ms));
+        const uint64_t want = ++seq;
+        const Clock::time_point t0 = Clock::now();
+        RK_RETURN_IF_ERROR(sys->Send(echo, Ping{want}));
+        const Clock::time_point t1 = Clock::now();
+        RK_ASSIGN_OR_RETURN(std::optional<Message> pong, sys->Receive(kAskTimeout));
+        if (!pong.has_value()) return absl::InternalError("the Echo did not answer a Send");
+        const double us = std::chrono::duration<double, std::micro>(t1 - t0).count();
+        b.rec.Add(kExp, send_config, i + 1, "latency_us", us, "microseconds");
+        std::printf("paths %-48s %8.3f us\n", send_config.c_str(), us);
+      }
+      const std::string config = absl::StrCat("path=ask;quiet_ms=", quiet_ms);
+      for (int i = 0; i < o.paths_quiet_asks; ++i) {
+        absl::SleepFor(absl::Milliseconds(quiet_ms));
+        const uint64_t want = ++seq;
+        const Clock::time_point t0 = Clock::now();
+        absl::StatusOr<Pong> p = sys->Ask<Pong>(echo, Ping{want}, kAskTimeout);
+        const Clock::time_point t1 = Clock::now();
+        if (!p.ok()) return p.status();
+        if (p->seq != want) return absl::InternalError("the Echo answered another Ping");
+        const double us = std::chrono::duration<double, std::micro>(t1 - t0).count();
+        b.rec.Add(kExp, config, i + 1, "latency_us", us, "microseconds");
+        std::printf("paths %-48s %8.3f us\n", config.c_str(), us);
+      }
     }
     RK_RETURN_IF_ERROR(StopCleanly(*sys, "paths (one idle actor)"));
   }

@@ -42,6 +42,7 @@
 #include "bench/build_info.h"  // generated at build time: RK_BENCH_GIT_COMMIT, RK_BENCH_GIT_STATE
 #include "bench/exp_common.h"
 #include "bench/hopper.h"
+#include "bench/pc_sampling.h"
 #include "cuda.h"
 #include "jit/builder.h"
 #include "jit/nvrtc_compiler.h"
@@ -291,6 +292,10 @@ int Usage(const std::string& problem) {
                "  experiments: exp1 hop paths exp2 exp3 exp4 exp5 exp6 exp7 exp8 all | jit kernels (no GPU)\n"
                "  --trial N --warmup N --iterations N --csv FILE --device N --track-running 0|1\n"
                "  --idle-backoff-ns N --skip-baselines --jit-cold N --version\n"
+               "  --workers N --threads-per-block N   worker blocks (0: all that fit) and their threads\n"
+               "                               (128) in each system the experiments start\n"
+               "  --pc-sampling FILE --pc-sampling-period N   CUPTI PC samples of every kernel, every\n"
+               "                               2^N SM cycles (13), as CSV (bench/analysis/pcsamples.py)\n"
                "  --exp2-messages N            messages per burst (20000)\n"
                "  --exp3-weak-messages N       messages per actor, weak scaling (20000)\n"
                "  --exp3-strong-total N        messages in all, strong scaling (262144)\n"
@@ -308,7 +313,8 @@ int Usage(const std::string& problem) {
                "                               at once (10000), pairs (0: one per worker block)\n"
                "  --paths-background-pairs N --paths-quiet-asks N --paths-power-seconds N   streaming pairs\n"
                "                               under the Asks (4), Asks after 1 s of quiet (3), seconds of\n"
-               "                               power samples per state (3)\n",
+               "                               power samples per state (3)\n"
+               "  --paths-quiet-ms A,B,...     pauses before the quiet Asks, in ms (1000)\n",
                problem.c_str());
   return 2;
 }
@@ -320,6 +326,9 @@ int Main(int argc, char** argv) {
       {"--warmup", &o.warmup},
       {"--iterations", &o.iterations},
       {"--device", &o.device},
+      {"--pc-sampling-period", &o.pc_sampling_period},
+      {"--workers", &o.workers},
+      {"--threads-per-block", &o.threads_per_block},
       {"--track-running", &o.track_running},
       {"--idle-backoff-ns", &o.idle_backoff_ns},
       {"--jit-cold", &o.jit_cold},
@@ -367,6 +376,10 @@ int Main(int argc, char** argv) {
       o.experiments.push_back(v);
     } else if (a == "--csv") {
       o.csv = v;
+    } else if (a == "--paths-quiet-ms") {
+      o.paths_quiet_ms = v;
+    } else if (a == "--pc-sampling") {
+      o.pc_sampling = v;
     } else if (a == "--exp7-faults") {
       o.exp7_faults = v;
     } else if (auto it = ints.find(a); it != ints.end()) {
@@ -376,6 +389,7 @@ int Main(int argc, char** argv) {
     }
   }
   if (o.warmup < 0 || o.iterations < 1) return Usage("--warmup must be ≥ 0 and --iterations ≥ 1");
+  if (o.workers < 0) return Usage("--workers must be ≥ 0");
   if (o.experiments.empty()) o.experiments = {"exp1", "hop"};
 
   // The GPU experiments, in the order given, but exp8 and then exp7 last.
@@ -438,6 +452,15 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "rkbench: %s\n", std::string(program.status().message()).c_str());
     return 2;
   }
+  std::unique_ptr<PcSampler> sampler;
+  if (!o.pc_sampling.empty()) {
+    absl::StatusOr<std::unique_ptr<PcSampler>> started = PcSampler::Start(o.device, o.pc_sampling_period);
+    if (!started.ok()) {
+      std::fprintf(stderr, "rkbench: %s\n", std::string(started.status().message()).c_str());
+      return 2;
+    }
+    sampler = std::move(*started);
+  }
   const Bench bench{**runtime, *program, rec, o};
   bool abandoned = false;  // a stuck kernel: the process must not touch the GPU again
   int rc = 0;
@@ -460,6 +483,11 @@ int Main(int argc, char** argv) {
       rc = 1;
       break;
     }
+  }
+  if (sampler != nullptr && !abandoned) {
+    absl::StatusOr<std::string> written = sampler->StopAndWrite(o.pc_sampling);
+    std::printf("%s\n", written.ok() ? written->c_str() : std::string(written.status().message()).c_str());
+    if (!written.ok()) rc = 1;
   }
   std::printf("device: %s (%s), trial %d\n", (*runtime)->device().name.c_str(), (*runtime)->device().arch().c_str(),
               o.trial);
