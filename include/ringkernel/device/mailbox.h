@@ -305,6 +305,8 @@ struct MailRecord {
 // Words loaded together with the header when the owner polls wide: the
 // header and up to this many inline payload words, in one trip to memory.
 inline constexpr u32 kMailWideWords = 8;
+// Payload words read per pass after the first.
+inline constexpr u32 kMailRestWords = 8;
 
 // Tries to take the record at `slot` for `flag`. On success fills `*r`,
 // copying an inline payload to `inline_buf` (kMailInlineMaxWords words,
@@ -353,15 +355,26 @@ RK_UNROLL
       inline_buf[i] = LlData(w[kMailHeaderWords + i]);
     }
   }
-  // A payload longer than the first pass: the rest, all loads in flight.
-  for (u32 i = kMailWideWords; i < words; i += 2) {
-    u64 a, b;
-    LoadLlPairGpu(slot + kMailHeaderWords + i, &a, &b);
-    bad |= LlWordFlag(a) ^ flag;
-    inline_buf[i] = LlData(a);
-    if (i + 1 < words) {
-      bad |= LlWordFlag(b) ^ flag;
-      inline_buf[i + 1] = LlData(b);
+  // A payload longer than the first pass: the rest, kMailRestWords at a
+  // time, every load of a chunk issued before any is checked (a loop that
+  // used each load before issuing the next would wait one trip per pair).
+  for (u32 base = kMailWideWords; base < words; base += kMailRestWords) {
+    u64 a[kMailRestWords / 2], b[kMailRestWords / 2];
+RK_UNROLL
+    for (u32 j = 0; j < kMailRestWords / 2; ++j) {
+      if (base + 2 * j < words) LoadLlPairGpu(slot + kMailHeaderWords + base + 2 * j, &a[j], &b[j]);
+    }
+RK_UNROLL
+    for (u32 j = 0; j < kMailRestWords / 2; ++j) {
+      const u32 i = base + 2 * j;
+      if (i < words) {
+        bad |= LlWordFlag(a[j]) ^ flag;
+        inline_buf[i] = LlData(a[j]);
+        if (i + 1 < words) {
+          bad |= LlWordFlag(b[j]) ^ flag;
+          inline_buf[i + 1] = LlData(b[j]);
+        }
+      }
     }
   }
   if (bad != 0) return false;

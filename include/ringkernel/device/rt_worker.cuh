@@ -180,7 +180,9 @@ struct DirectSlot {
 
 __device__ __forceinline__ u32 SlotGet(u32* p) { return atomicOr(p, 0u); }
 __device__ __forceinline__ void SlotSet(u32* p, u32 v) { atomicExch(p, v); }
-__device__ __forceinline__ u64 SlotGet64(unsigned long long* p) { return atomicOr(p, 0ull); }
+// A 64-bit read as a compare-and-swap that never swaps: one native shared
+// atomic (a 64-bit atomicOr is a compare-and-swap loop).
+__device__ __forceinline__ u64 SlotGet64(unsigned long long* p) { return atomicCAS(p, 0ull, 0ull); }
 __device__ __forceinline__ void SlotSet64(unsigned long long* p, u64 v) { atomicExch(p, v); }
 
 __device__ __forceinline__ void InitCtx(Ctx& ctx, WorkerThread& w, const OwnedActor& o, const MailHeader& m, u64 hlc,
