@@ -102,6 +102,25 @@ for d in "${bin_dirs[@]}"; do
     done < <("$binary" --gtest_list_tests 2>/dev/null)
   done
 done
+# examples/embed, the application built against the installed package (by
+# the test installed_package_builds_and_runs_examples_embed, in
+# build/tests/install_embed/embed, or copied beside the test binaries with
+# its tally_program.rkpkg): on a GPU its totals must be right.
+embed=$(find_bin embed) || embed=$(ls "$root"/build/tests/install_embed/embed/embed 2>/dev/null) || embed=''
+if [ -n "$embed" ] && echo "examples.embed" | grep -Eq "$filter"; then
+  package="$(dirname "$embed")/tally_program.rkpkg"
+  [ -f "$package" ] || package="$(dirname "$embed")/tally_program/tally_program.rkpkg"
+  start=$(date +%s%N)
+  timeout "${RK_CASE_TIMEOUT:-120}" "$embed" "$package" > "$out/examples.embed.log" 2>&1
+  rc=$?
+  ms=$(( ($(date +%s%N) - start) / 1000000 ))
+  if [ $rc -eq 0 ]; then
+    pass=$((pass + 1)); printf 'PASS %-70s %8ss\n' "examples.embed" "$((ms / 1000)).$(printf '%03d' $((ms % 1000)))"
+  else
+    fail=$((fail + 1)); failed+=("examples.embed"); printf 'FAIL %-70s rc=%d\n' "examples.embed" "$rc"
+    tail -n 30 "$out/examples.embed.log" | sed 's/^/    /'
+  fi
+fi
 echo "gpu tests: $pass passed, $fail failed"
 for f in "${failed[@]}"; do echo "  failed: $f"; done
 [ $fail -eq 0 ]
