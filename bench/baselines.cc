@@ -129,8 +129,37 @@ constexpr uint64_t kFlagTimeoutNs = 2000000000ull;
 
 std::string BaselineKernelSource() { return kSource; }
 
+// The graph API, which only the baselines use: resolved here rather than in
+// the runtime's driver table. cuStreamBeginCapture is the _v2 variant of
+// CUDA 10.1 (with a capture mode), as cuda.h maps it. cuGraphInstantiate
+// changed its prototype in CUDA 12.0 (the 10.0 and 11.0 variants took an
+// error node and a log buffer; from 12.0 the name means
+// cuGraphInstantiateWithFlags), so it is resolved by the name
+// "cuGraphInstantiateWithFlags", which has had one prototype since 11.4.
+struct GraphApi {
+  PFN_cuStreamBeginCapture_v10010 cuStreamBeginCapture = nullptr;
+  PFN_cuStreamEndCapture_v10000 cuStreamEndCapture = nullptr;
+  PFN_cuGraphInstantiateWithFlags_v11040 cuGraphInstantiate = nullptr;
+  PFN_cuGraphLaunch_v10000 cuGraphLaunch = nullptr;
+  PFN_cuGraphExecDestroy_v10000 cuGraphExecDestroy = nullptr;
+  PFN_cuGraphDestroy_v10000 cuGraphDestroy = nullptr;
+
+  absl::Status Resolve(const cuda::DriverApi& api) {
+    for (absl::Status s : {cuda::ResolveDriverEntryPoint(api, "cuStreamBeginCapture", &cuStreamBeginCapture),
+                           cuda::ResolveDriverEntryPoint(api, "cuStreamEndCapture", &cuStreamEndCapture),
+                           cuda::ResolveDriverEntryPoint(api, "cuGraphInstantiateWithFlags", &cuGraphInstantiate),
+                           cuda::ResolveDriverEntryPoint(api, "cuGraphLaunch", &cuGraphLaunch),
+                           cuda::ResolveDriverEntryPoint(api, "cuGraphExecDestroy", &cuGraphExecDestroy),
+                           cuda::ResolveDriverEntryPoint(api, "cuGraphDestroy", &cuGraphDestroy)}) {
+      if (!s.ok()) return s;
+    }
+    return absl::OkStatus();
+  }
+};
+
 struct Baselines::State {
   const cuda::DriverApi* cu = nullptr;
+  GraphApi graphs;
   int ordinal = 0;
   std::optional<cuda::Module> module;
   CUfunction empty = nullptr;
@@ -155,8 +184,8 @@ Baselines::Baselines(std::unique_ptr<State> state) : s_(std::move(state)) {}
 Baselines::~Baselines() {
   if (s_ == nullptr) return;
   if (s_->persistent_running) (void)StopPersistent();
-  if (s_->graph_exec != nullptr) s_->cu->cuGraphExecDestroy(s_->graph_exec);
-  if (s_->graph != nullptr) s_->cu->cuGraphDestroy(s_->graph);
+  if (s_->graph_exec != nullptr) s_->graphs.cuGraphExecDestroy(s_->graph_exec);
+  if (s_->graph != nullptr) s_->graphs.cuGraphDestroy(s_->graph);
 }
 
 absl::StatusOr<std::unique_ptr<Baselines>> Baselines::Create(int ordinal, int capability) {
@@ -187,13 +216,15 @@ absl::StatusOr<std::unique_ptr<Baselines>> Baselines::Create(int ordinal, int ca
 
   // The graph: one launch of the same kernel, captured once.
   const cuda::DriverApi* cu = s->cu;
+  RK_RETURN_IF_ERROR(s->graphs.Resolve(*cu));
+  const GraphApi& g = s->graphs;
   CUstream st = s->stream->get();
   CUdeviceptr d = s->data->get();
   void* args[] = {&d};
-  RK_CU_RETURN_IF_ERROR(cu->cuStreamBeginCapture(st, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), "cuStreamBeginCapture");
+  RK_CU_RETURN_IF_ERROR(g.cuStreamBeginCapture(st, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), "cuStreamBeginCapture");
   RK_CU_RETURN_IF_ERROR(cu->cuLaunchKernel(s->empty, 1, 1, 1, 32, 1, 1, 0, st, args, nullptr), "cuLaunchKernel");
-  RK_CU_RETURN_IF_ERROR(cu->cuStreamEndCapture(st, &s->graph), "cuStreamEndCapture");
-  RK_CU_RETURN_IF_ERROR(cu->cuGraphInstantiate(&s->graph_exec, s->graph, 0), "cuGraphInstantiate");
+  RK_CU_RETURN_IF_ERROR(g.cuStreamEndCapture(st, &s->graph), "cuStreamEndCapture");
+  RK_CU_RETURN_IF_ERROR(g.cuGraphInstantiate(&s->graph_exec, s->graph, 0), "cuGraphInstantiate");
   return std::unique_ptr<Baselines>(new Baselines(std::move(s)));
 }
 
@@ -223,7 +254,7 @@ absl::Status Baselines::LaunchSync() {
 absl::Status Baselines::GraphLaunchSync() {
   const cuda::DriverApi* cu = s_->cu;
   CUstream st = s_->stream->get();
-  RK_CU_RETURN_IF_ERROR(cu->cuGraphLaunch(s_->graph_exec, st), "cuGraphLaunch");
+  RK_CU_RETURN_IF_ERROR(s_->graphs.cuGraphLaunch(s_->graph_exec, st), "cuGraphLaunch");
   RK_CU_RETURN_IF_ERROR(cu->cuStreamSynchronize(st), "cuStreamSynchronize");
   return absl::OkStatus();
 }
@@ -237,7 +268,7 @@ absl::Status Baselines::LaunchReturn() {
 }
 
 absl::Status Baselines::GraphLaunchReturn() {
-  RK_CU_RETURN_IF_ERROR(s_->cu->cuGraphLaunch(s_->graph_exec, s_->stream->get()), "cuGraphLaunch");
+  RK_CU_RETURN_IF_ERROR(s_->graphs.cuGraphLaunch(s_->graph_exec, s_->stream->get()), "cuGraphLaunch");
   return absl::OkStatus();
 }
 

@@ -30,7 +30,7 @@ std::string DescribeDriver(const std::string& library, int version) {
 // version and remembers the first failure.
 class Resolver {
  public:
-  Resolver(PFN_cuGetProcAddress_v12000 get_proc, DriverApi* api) : get_proc_(get_proc), api_(api) {}
+  Resolver(PFN_cuGetProcAddress_v12000 get_proc, const DriverApi* api) : get_proc_(get_proc), api_(api) {}
 
   // Resolves `symbol` into `*slot` at `version` (the pinned one, except
   // for cuDriverGetVersion; see Load()).
@@ -64,7 +64,7 @@ class Resolver {
 
  private:
   PFN_cuGetProcAddress_v12000 get_proc_;
-  DriverApi* api_;
+  const DriverApi* api_;
   absl::Status status_;
 };
 
@@ -105,6 +105,7 @@ absl::StatusOr<std::unique_ptr<DriverApi>> Load() {
   // The library stays open for the life of the process: handles from it may
   // outlive every RingKernel object, and unloading a driver is never safe.
 
+  api->cuGetProcAddress = get_proc;
   Resolver resolve(get_proc, api.get());
   // The driver's version first: cuGetProcAddress refuses a version newer
   // than the driver with a bare INVALID_VALUE, so ask for cuDriverGetVersion
@@ -120,62 +121,11 @@ absl::StatusOr<std::unique_ptr<DriverApi>> Load() {
                                                       DescribeDriver(api->library, api->driver_version),
                                                       " is too old: ", kNeedDriver, "; update the NVIDIA driver"));
   }
-  // Then what the error messages of the other look-ups use.
-  resolve("cuGetErrorName", &api->cuGetErrorName);
-  resolve("cuGetErrorString", &api->cuGetErrorString);
-
-  resolve("cuInit", &api->cuInit);
-  resolve("cuDeviceGetCount", &api->cuDeviceGetCount);
-  resolve("cuDeviceGet", &api->cuDeviceGet);
-  resolve("cuDeviceGetName", &api->cuDeviceGetName);
-  resolve("cuDeviceGetAttribute", &api->cuDeviceGetAttribute);
-  resolve("cuDeviceTotalMem", &api->cuDeviceTotalMem);
-  resolve("cuDeviceGetUuid", &api->cuDeviceGetUuid);
-  resolve("cuDevicePrimaryCtxRetain", &api->cuDevicePrimaryCtxRetain);
-  resolve("cuDevicePrimaryCtxRelease", &api->cuDevicePrimaryCtxRelease);
-  resolve("cuDevicePrimaryCtxReset", &api->cuDevicePrimaryCtxReset);
-  resolve("cuCtxSetCurrent", &api->cuCtxSetCurrent);
-  resolve("cuCtxGetCurrent", &api->cuCtxGetCurrent);
-  resolve("cuCtxSynchronize", &api->cuCtxSynchronize);
-  resolve("cuModuleLoadDataEx", &api->cuModuleLoadDataEx);
-  resolve("cuModuleUnload", &api->cuModuleUnload);
-  resolve("cuModuleGetFunction", &api->cuModuleGetFunction);
-  resolve("cuModuleGetGlobal", &api->cuModuleGetGlobal);
-  resolve("cuFuncGetAttribute", &api->cuFuncGetAttribute);
-  resolve("cuFuncSetAttribute", &api->cuFuncSetAttribute);
-  resolve("cuOccupancyMaxActiveBlocksPerMultiprocessor", &api->cuOccupancyMaxActiveBlocksPerMultiprocessor);
-  resolve("cuLaunchKernel", &api->cuLaunchKernel);
-  resolve("cuLaunchCooperativeKernel", &api->cuLaunchCooperativeKernel);
-  resolve("cuMemAlloc", &api->cuMemAlloc);
-  resolve("cuMemFree", &api->cuMemFree);
-  resolve("cuMemGetInfo", &api->cuMemGetInfo);
-  resolve("cuMemsetD8", &api->cuMemsetD8);
-  resolve("cuMemsetD8Async", &api->cuMemsetD8Async);
-  resolve("cuMemcpyHtoD", &api->cuMemcpyHtoD);
-  resolve("cuMemcpyDtoH", &api->cuMemcpyDtoH);
-  resolve("cuMemcpyHtoDAsync", &api->cuMemcpyHtoDAsync);
-  resolve("cuMemcpyDtoHAsync", &api->cuMemcpyDtoHAsync);
-  resolve("cuMemcpyDtoD", &api->cuMemcpyDtoD);
-  resolve("cuMemHostAlloc", &api->cuMemHostAlloc);
-  resolve("cuMemFreeHost", &api->cuMemFreeHost);
-  resolve("cuMemHostGetDevicePointer", &api->cuMemHostGetDevicePointer);
-  resolve("cuStreamCreate", &api->cuStreamCreate);
-  resolve("cuStreamDestroy", &api->cuStreamDestroy);
-  resolve("cuStreamQuery", &api->cuStreamQuery);
-  resolve("cuStreamSynchronize", &api->cuStreamSynchronize);
-  resolve("cuEventCreate", &api->cuEventCreate);
-  resolve("cuEventDestroy", &api->cuEventDestroy);
-  resolve("cuEventRecord", &api->cuEventRecord);
-  resolve("cuEventSynchronize", &api->cuEventSynchronize);
-  resolve("cuEventQuery", &api->cuEventQuery);
-  resolve("cuEventElapsedTime", &api->cuEventElapsedTime);
-  resolve("cuStreamBeginCapture", &api->cuStreamBeginCapture);
-  resolve("cuStreamEndCapture", &api->cuStreamEndCapture);
-  // See the comment on DriverApi::cuGraphInstantiate.
-  resolve("cuGraphInstantiateWithFlags", &api->cuGraphInstantiate);
-  resolve("cuGraphLaunch", &api->cuGraphLaunch);
-  resolve("cuGraphExecDestroy", &api->cuGraphExecDestroy);
-  resolve("cuGraphDestroy", &api->cuGraphDestroy);
+  // Then the table, the error-message functions first (the other look-ups'
+  // messages use them).
+#define RK_CUDA_DRIVER_RESOLVE(member, type, name) resolve(name, &api->member);
+  RK_CUDA_DRIVER_ENTRY_POINTS(RK_CUDA_DRIVER_RESOLVE)
+#undef RK_CUDA_DRIVER_RESOLVE
   RK_RETURN_IF_ERROR(resolve.status());
 
   const CUresult init = api->cuInit(0);
@@ -212,5 +162,14 @@ absl::StatusOr<const DriverApi*> Driver() {
 }
 
 const DriverApi* LoadedDriver() { return g_loaded.load(std::memory_order_acquire); }
+
+absl::Status ResolveDriverEntryPoint(const DriverApi& api, const char* symbol, void** fn) {
+  if (api.cuGetProcAddress == nullptr) {
+    return absl::FailedPreconditionError(absl::StrCat("cannot resolve ", symbol, ": the CUDA driver is not loaded"));
+  }
+  Resolver resolve(api.cuGetProcAddress, &api);
+  resolve(symbol, fn);
+  return resolve.status();
+}
 
 }  // namespace rk::cuda

@@ -64,98 +64,88 @@ inline constexpr char kDefaultLibcuda[] = "libcuda.so.1";
 // All members are non-null in a table returned by Driver(). The table is
 // immutable and lives until the process exits; it may be used from any
 // thread.
+// Every driver entry point the runtime calls, listed once: X(member, the
+// PFN type of the variant RingKernel is written against, the name resolved).
+// Notes on the variants:
+//   * cuDeviceTotalMem and cuDeviceGetUuid are the _v2 variants (size_t
+//     bytes, CUDA 3.2; UUID, CUDA 11.4); cuda.h maps the plain names to them.
+//   * cuDevicePrimaryCtxRelease and Reset are the _v2 variants of CUDA 11.0
+//     (the same prototypes as the CUDA 7.0 originals).
+//   * cuCtxSynchronize is the CUDA 2.0 variant, without arguments: it
+//     synchronises the current context (CUDA 13.0 added
+//     cuCtxSynchronize_v2(CUcontext); not used).
+//   * Launches are the legacy default-stream variants; RingKernel always
+//     passes its own streams.
+//   * Memory functions are the _v2 variants of CUDA 3.2 (64-bit CUdeviceptr
+//     and size_t).
+//   * cuStreamDestroy and cuEventDestroy are the _v2 variants of CUDA 4.0;
+//     cuEventElapsedTime is the CUDA 2.0 variant (CUDA 12.8 added a _v2 with
+//     the same prototype; cuGetProcAddress hands it out only for 12080+).
+// cuDriverGetVersion is resolved first and on its own (see Load()), and
+// entry points only the benchmarks use are resolved there, with
+// ResolveDriverEntryPoint.
+#define RK_CUDA_DRIVER_ENTRY_POINTS(X)                                                                  \
+  X(cuGetErrorName, PFN_cuGetErrorName_v6000, "cuGetErrorName")                                         \
+  X(cuGetErrorString, PFN_cuGetErrorString_v6000, "cuGetErrorString")                                   \
+  X(cuInit, PFN_cuInit_v2000, "cuInit")                                                                 \
+  X(cuDeviceGetCount, PFN_cuDeviceGetCount_v2000, "cuDeviceGetCount")                                   \
+  X(cuDeviceGet, PFN_cuDeviceGet_v2000, "cuDeviceGet")                                                  \
+  X(cuDeviceGetName, PFN_cuDeviceGetName_v2000, "cuDeviceGetName")                                      \
+  X(cuDeviceGetAttribute, PFN_cuDeviceGetAttribute_v2000, "cuDeviceGetAttribute")                       \
+  X(cuDeviceTotalMem, PFN_cuDeviceTotalMem_v3020, "cuDeviceTotalMem")                                   \
+  X(cuDeviceGetUuid, PFN_cuDeviceGetUuid_v11040, "cuDeviceGetUuid")                                     \
+  X(cuDevicePrimaryCtxRetain, PFN_cuDevicePrimaryCtxRetain_v7000, "cuDevicePrimaryCtxRetain")           \
+  X(cuDevicePrimaryCtxRelease, PFN_cuDevicePrimaryCtxRelease_v11000, "cuDevicePrimaryCtxRelease")       \
+  X(cuDevicePrimaryCtxReset, PFN_cuDevicePrimaryCtxReset_v11000, "cuDevicePrimaryCtxReset")             \
+  X(cuCtxSetCurrent, PFN_cuCtxSetCurrent_v4000, "cuCtxSetCurrent")                                      \
+  X(cuCtxGetCurrent, PFN_cuCtxGetCurrent_v4000, "cuCtxGetCurrent")                                      \
+  X(cuCtxSynchronize, PFN_cuCtxSynchronize_v2000, "cuCtxSynchronize")                                   \
+  X(cuModuleLoadDataEx, PFN_cuModuleLoadDataEx_v2010, "cuModuleLoadDataEx")                             \
+  X(cuModuleUnload, PFN_cuModuleUnload_v2000, "cuModuleUnload")                                         \
+  X(cuModuleGetFunction, PFN_cuModuleGetFunction_v2000, "cuModuleGetFunction")                          \
+  X(cuModuleGetGlobal, PFN_cuModuleGetGlobal_v3020, "cuModuleGetGlobal")                                \
+  X(cuFuncGetAttribute, PFN_cuFuncGetAttribute_v2020, "cuFuncGetAttribute")                             \
+  X(cuFuncSetAttribute, PFN_cuFuncSetAttribute_v9000, "cuFuncSetAttribute")                             \
+  X(cuOccupancyMaxActiveBlocksPerMultiprocessor, PFN_cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050, \
+    "cuOccupancyMaxActiveBlocksPerMultiprocessor")                                                      \
+  X(cuLaunchKernel, PFN_cuLaunchKernel_v4000, "cuLaunchKernel")                                         \
+  X(cuLaunchCooperativeKernel, PFN_cuLaunchCooperativeKernel_v9000, "cuLaunchCooperativeKernel")        \
+  X(cuMemAlloc, PFN_cuMemAlloc_v3020, "cuMemAlloc")                                                     \
+  X(cuMemFree, PFN_cuMemFree_v3020, "cuMemFree")                                                        \
+  X(cuMemGetInfo, PFN_cuMemGetInfo_v3020, "cuMemGetInfo")                                               \
+  X(cuMemsetD8, PFN_cuMemsetD8_v3020, "cuMemsetD8")                                                     \
+  X(cuMemsetD8Async, PFN_cuMemsetD8Async_v3020, "cuMemsetD8Async")                                      \
+  X(cuMemcpyHtoD, PFN_cuMemcpyHtoD_v3020, "cuMemcpyHtoD")                                               \
+  X(cuMemcpyDtoH, PFN_cuMemcpyDtoH_v3020, "cuMemcpyDtoH")                                               \
+  X(cuMemcpyHtoDAsync, PFN_cuMemcpyHtoDAsync_v3020, "cuMemcpyHtoDAsync")                                \
+  X(cuMemcpyDtoHAsync, PFN_cuMemcpyDtoHAsync_v3020, "cuMemcpyDtoHAsync")                                \
+  X(cuMemcpyDtoD, PFN_cuMemcpyDtoD_v3020, "cuMemcpyDtoD")                                               \
+  X(cuMemHostAlloc, PFN_cuMemHostAlloc_v2020, "cuMemHostAlloc")                                         \
+  X(cuMemFreeHost, PFN_cuMemFreeHost_v2000, "cuMemFreeHost")                                            \
+  X(cuMemHostGetDevicePointer, PFN_cuMemHostGetDevicePointer_v3020, "cuMemHostGetDevicePointer")        \
+  X(cuStreamCreate, PFN_cuStreamCreate_v2000, "cuStreamCreate")                                         \
+  X(cuStreamDestroy, PFN_cuStreamDestroy_v4000, "cuStreamDestroy")                                      \
+  X(cuStreamQuery, PFN_cuStreamQuery_v2000, "cuStreamQuery")                                            \
+  X(cuStreamSynchronize, PFN_cuStreamSynchronize_v2000, "cuStreamSynchronize")                          \
+  X(cuEventCreate, PFN_cuEventCreate_v2000, "cuEventCreate")                                            \
+  X(cuEventDestroy, PFN_cuEventDestroy_v4000, "cuEventDestroy")                                         \
+  X(cuEventRecord, PFN_cuEventRecord_v2000, "cuEventRecord")                                            \
+  X(cuEventSynchronize, PFN_cuEventSynchronize_v2000, "cuEventSynchronize")                             \
+  X(cuEventQuery, PFN_cuEventQuery_v2000, "cuEventQuery")                                               \
+  X(cuEventElapsedTime, PFN_cuEventElapsedTime_v2000, "cuEventElapsedTime")
+
 struct DriverApi {
   // The version cuDriverGetVersion reported (e.g. 13000 for CUDA 13.0), and
   // the library that was opened.
   int driver_version = 0;
   std::string library;
-
-  // Initialisation and errors.
-  PFN_cuInit_v2000 cuInit = nullptr;
+  // cuGetProcAddress_v2, which resolved everything else (and resolves the
+  // benchmarks' extra entry points: ResolveDriverEntryPoint).
+  PFN_cuGetProcAddress_v12000 cuGetProcAddress = nullptr;
   PFN_cuDriverGetVersion_v2020 cuDriverGetVersion = nullptr;
-  PFN_cuGetErrorName_v6000 cuGetErrorName = nullptr;
-  PFN_cuGetErrorString_v6000 cuGetErrorString = nullptr;
-
-  // Devices. cuDeviceTotalMem and cuDeviceGetUuid are the _v2 variants
-  // (size_t bytes, CUDA 3.2; UUID, CUDA 11.4); cuda.h maps the plain names to
-  // them too.
-  PFN_cuDeviceGetCount_v2000 cuDeviceGetCount = nullptr;
-  PFN_cuDeviceGet_v2000 cuDeviceGet = nullptr;
-  PFN_cuDeviceGetName_v2000 cuDeviceGetName = nullptr;
-  PFN_cuDeviceGetAttribute_v2000 cuDeviceGetAttribute = nullptr;
-  PFN_cuDeviceTotalMem_v3020 cuDeviceTotalMem = nullptr;
-  PFN_cuDeviceGetUuid_v11040 cuDeviceGetUuid = nullptr;
-
-  // Primary contexts. Release and Reset are the _v2 variants of CUDA 11.0
-  // (the same prototypes as the CUDA 7.0 originals).
-  PFN_cuDevicePrimaryCtxRetain_v7000 cuDevicePrimaryCtxRetain = nullptr;
-  PFN_cuDevicePrimaryCtxRelease_v11000 cuDevicePrimaryCtxRelease = nullptr;
-  PFN_cuDevicePrimaryCtxReset_v11000 cuDevicePrimaryCtxReset = nullptr;
-  PFN_cuCtxSetCurrent_v4000 cuCtxSetCurrent = nullptr;
-  PFN_cuCtxGetCurrent_v4000 cuCtxGetCurrent = nullptr;
-  // The CUDA 2.0 variant, without arguments: it synchronises the current
-  // context. (CUDA 13.0 added cuCtxSynchronize_v2(CUcontext); not used.)
-  PFN_cuCtxSynchronize_v2000 cuCtxSynchronize = nullptr;
-
-  // Modules and functions.
-  PFN_cuModuleLoadDataEx_v2010 cuModuleLoadDataEx = nullptr;
-  PFN_cuModuleUnload_v2000 cuModuleUnload = nullptr;
-  PFN_cuModuleGetFunction_v2000 cuModuleGetFunction = nullptr;
-  PFN_cuModuleGetGlobal_v3020 cuModuleGetGlobal = nullptr;
-  PFN_cuFuncGetAttribute_v2020 cuFuncGetAttribute = nullptr;
-  PFN_cuFuncSetAttribute_v9000 cuFuncSetAttribute = nullptr;
-  PFN_cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050 cuOccupancyMaxActiveBlocksPerMultiprocessor = nullptr;
-
-  // Launches (legacy default-stream variants; RingKernel always passes its
-  // own streams).
-  PFN_cuLaunchKernel_v4000 cuLaunchKernel = nullptr;
-  PFN_cuLaunchCooperativeKernel_v9000 cuLaunchCooperativeKernel = nullptr;
-
-  // Memory. The _v2 variants of CUDA 3.2 (64-bit CUdeviceptr and size_t).
-  PFN_cuMemAlloc_v3020 cuMemAlloc = nullptr;
-  PFN_cuMemFree_v3020 cuMemFree = nullptr;
-  PFN_cuMemGetInfo_v3020 cuMemGetInfo = nullptr;
-  PFN_cuMemsetD8_v3020 cuMemsetD8 = nullptr;
-  PFN_cuMemsetD8Async_v3020 cuMemsetD8Async = nullptr;
-  PFN_cuMemcpyHtoD_v3020 cuMemcpyHtoD = nullptr;
-  PFN_cuMemcpyDtoH_v3020 cuMemcpyDtoH = nullptr;
-  PFN_cuMemcpyHtoDAsync_v3020 cuMemcpyHtoDAsync = nullptr;
-  PFN_cuMemcpyDtoHAsync_v3020 cuMemcpyDtoHAsync = nullptr;
-  PFN_cuMemcpyDtoD_v3020 cuMemcpyDtoD = nullptr;
-  PFN_cuMemHostAlloc_v2020 cuMemHostAlloc = nullptr;
-  PFN_cuMemFreeHost_v2000 cuMemFreeHost = nullptr;
-  PFN_cuMemHostGetDevicePointer_v3020 cuMemHostGetDevicePointer = nullptr;
-
-  // Streams and events. Destroy is the _v2 variant of CUDA 4.0.
-  // cuEventElapsedTime is the CUDA 2.0 variant (CUDA 12.8 added a _v2 with
-  // the same prototype; cuGetProcAddress hands it out only for 12080+).
-  PFN_cuStreamCreate_v2000 cuStreamCreate = nullptr;
-  PFN_cuStreamDestroy_v4000 cuStreamDestroy = nullptr;
-  PFN_cuStreamQuery_v2000 cuStreamQuery = nullptr;
-  PFN_cuStreamSynchronize_v2000 cuStreamSynchronize = nullptr;
-  PFN_cuEventCreate_v2000 cuEventCreate = nullptr;
-  PFN_cuEventDestroy_v4000 cuEventDestroy = nullptr;
-  PFN_cuEventRecord_v2000 cuEventRecord = nullptr;
-  PFN_cuEventSynchronize_v2000 cuEventSynchronize = nullptr;
-  PFN_cuEventQuery_v2000 cuEventQuery = nullptr;
-  PFN_cuEventElapsedTime_v2000 cuEventElapsedTime = nullptr;
-
-  // Graphs (the benchmark's CUDA-graph baseline).
-  // cuStreamBeginCapture is the _v2 variant of CUDA 10.1 (with a capture
-  // mode), as cuda.h maps it.
-  PFN_cuStreamBeginCapture_v10010 cuStreamBeginCapture = nullptr;
-  PFN_cuStreamEndCapture_v10000 cuStreamEndCapture = nullptr;
-  // cuGraphInstantiate changed its prototype in CUDA 12.0: the CUDA 10.0 and
-  // 11.0 variants took (exec, graph, error node, log buffer, log size); from
-  // 12.0 on, `cuGraphInstantiate` means cuGraphInstantiateWithFlags (exec,
-  // graph, flags), introduced in CUDA 11.4. This member is resolved by the
-  // name "cuGraphInstantiateWithFlags", which has had that one prototype
-  // since 11.4, so the ABI cannot depend on how a driver versions the old
-  // name.
-  PFN_cuGraphInstantiateWithFlags_v11040 cuGraphInstantiate = nullptr;
-  PFN_cuGraphLaunch_v10000 cuGraphLaunch = nullptr;
-  PFN_cuGraphExecDestroy_v10000 cuGraphExecDestroy = nullptr;
-  PFN_cuGraphDestroy_v10000 cuGraphDestroy = nullptr;
+#define RK_CUDA_DRIVER_MEMBER(member, type, name) type member = nullptr;
+  RK_CUDA_DRIVER_ENTRY_POINTS(RK_CUDA_DRIVER_MEMBER)
+#undef RK_CUDA_DRIVER_MEMBER
 };
 
 // Opens the driver (on the first call) and returns its table, or the error
@@ -169,6 +159,18 @@ struct DriverApi {
 //     failure.
 // Thread-safe; the result is computed once per process.
 absl::StatusOr<const DriverApi*> Driver();
+
+// Resolves an entry point outside the table (the benchmarks' graph API) from
+// the loaded driver at the pinned ABI version, with the same errors as the
+// table's. Needs Driver() to have succeeded.
+absl::Status ResolveDriverEntryPoint(const DriverApi& api, const char* symbol, void** fn);
+template <typename Fn>
+absl::Status ResolveDriverEntryPoint(const DriverApi& api, const char* symbol, Fn* slot) {
+  void* fn = nullptr;
+  absl::Status s = ResolveDriverEntryPoint(api, symbol, &fn);
+  if (s.ok()) *slot = reinterpret_cast<Fn>(fn);
+  return s;
+}
 
 // The table if Driver() has already loaded the driver successfully, else
 // null. Never loads anything; for code (such as error formatting) that must
