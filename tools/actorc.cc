@@ -28,6 +28,7 @@
 #include "jit/package.h"
 #include "ringkernel/runtime.h"
 #include "ringkernel/status_macros.h"
+#include "runtime/program_access.h"
 #include "tools/host_header.h"
 #include "tools/script.h"
 
@@ -385,7 +386,7 @@ int Run(const Args& args) {
               << " command(s)); running it needs an NVIDIA GPU with a CUDA driver.\n";
     return kUsageError;
   }
-  absl::StatusOr<Program> program = (*runtime)->LoadPackage(std::move(package));
+  absl::StatusOr<Program> program = internal::ProgramAccess::Load(**runtime, std::move(package));
   if (!program.ok()) {
     std::cerr << "actorc: " << program.status().message() << "\n";
     return ExitCodeFor(program.status());
@@ -395,7 +396,7 @@ int Run(const Args& args) {
     std::cerr << "actorc: cannot start the system: " << system.status().message() << "\n";
     return kUsageError;
   }
-  absl::Status s = RunScript(*script, args.script, program->package().model, **system, std::cout);
+  absl::Status s = RunScript(*script, args.script, internal::ProgramAccess::Package(*program).model, **system, std::cout);
   std::cout.flush();
   if (!s.ok()) {
     std::cerr << "actorc: " << s.message() << "\n";

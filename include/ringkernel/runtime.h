@@ -31,6 +31,9 @@ struct Package;
 struct SourceFile;
 }
 class RuntimeImpl;
+namespace internal {
+struct ProgramAccess;  // runtime/program_access.h: the package inside a Program, for actorc
+}
 
 struct RuntimeOptions {
   int device = 0;
@@ -42,7 +45,6 @@ struct RuntimeOptions {
 // package. Cheap to copy (shared, immutable).
 class Program {
  public:
-  const jit::Package& package() const { return *package_; }
   std::vector<std::string> ActorTypes() const;
   std::vector<std::string> MessageTypes() const;
   std::vector<std::string> Routes() const;
@@ -52,6 +54,7 @@ class Program {
 
  private:
   friend class Runtime;
+  friend struct internal::ProgramAccess;
   std::shared_ptr<const jit::Package> package_;
   bool cache_hit_ = false;
   double build_ms_ = 0;
@@ -95,8 +98,6 @@ class Runtime {
   // Loads a package built by `actorc build`; FailedPrecondition if it has no
   // image this device can run.
   absl::StatusOr<Program> LoadPackage(const std::string& path);
-  // The same, for a package already in memory (jit::Builder's output).
-  absl::StatusOr<Program> LoadPackage(jit::Package package);
 
   // Launches the program's persistent kernel.
   absl::StatusOr<std::unique_ptr<System>> Start(const Program& program, const SystemOptions& options = {});
@@ -104,7 +105,10 @@ class Runtime {
   const DeviceInfo& device() const;
 
  private:
+  friend struct internal::ProgramAccess;
   explicit Runtime(std::unique_ptr<RuntimeImpl> impl);
+  // A package already in memory (jit::Builder's output; ProgramAccess).
+  absl::StatusOr<Program> LoadPackage(jit::Package package);
   absl::StatusOr<Program> Compile(const std::vector<jit::SourceFile>& files, const CompileOptions& options);
   std::unique_ptr<RuntimeImpl> impl_;
 };
