@@ -87,12 +87,25 @@ RK_HOST_DEVICE RK_FORCEINLINE const u64* LlSlot(const u64* slots, u32 slot_words
   return slots + (pos & ((u64{1} << capacity_log2) - 1)) * slot_words;
 }
 
-// Reserves one position. `tail` is the producers' shared counter and
+// The skip record written at `pos` (units) when a record of `units` units
+// would not fit before the ring's end; 0 when it fits.
+RK_HOST_DEVICE constexpr u32 LlSkipBefore(u64 pos, u32 units, u32 capacity_log2) {
+  const u64 capacity = u64{1} << capacity_log2;
+  const u64 offset = pos & (capacity - 1);
+  return offset + units > capacity ? static_cast<u32>(capacity - offset) : 0u;
+}
+
+// Reserves `units` consecutive positions that do not wrap, and before them
+// the skip to the ring's end that this takes, if any, with one
+// compare-and-swap. `tail` is the producers' shared counter and
 // `cached_head` their shared copy of the consumer's `head` (both in the
-// producers' memory); `head` is the consumer's published index. Reads `head`
-// — across the bus — only when the cached copy says the ring is full.
-// Returns false when the ring is full.
-RK_HOST_DEVICE inline bool LlTryReserve(u64* tail, u64* cached_head, const u64* head, u32 capacity_log2, u64* pos) {
+// producers' memory); `head` is the consumer's published index, read across
+// the bus only when the cached copy says the ring is full.
+// On success *pos is the first reserved unit and *skip how many of them are
+// padding (the record starts at *pos + *skip). Returns false when the ring
+// lacks room for both. `units` must be at most half the capacity.
+RK_HOST_DEVICE inline bool LlTryReserveUnits(u64* tail, u64* cached_head, const u64* head, u32 capacity_log2,
+                                             u32 units, u64* pos, u32* skip) {
   const u64 capacity = u64{1} << capacity_log2;
   u64 t = LoadRelaxedGpu(tail);
   u64 h = LoadAcquireGpu(cached_head);
@@ -101,9 +114,11 @@ RK_HOST_DEVICE inline bool LlTryReserve(u64* tail, u64* cached_head, const u64* 
       t = LoadRelaxedGpu(tail);
       continue;
     }
-    if (t - h >= capacity) {
+    const u32 pad = LlSkipBefore(t, units, capacity_log2);
+    const u64 need = u64{pad} + units;
+    if (t - h + need > capacity) {
       // Acquire pairs with the consumer's release: it has finished reading
-      // the slot before we overwrite it.
+      // the slots before we overwrite them.
       const u64 fresh = LoadAcquireSys(head);
       if (fresh == h) return false;
       // Keep the cache monotonic; a release store so that other producers
@@ -117,13 +132,21 @@ RK_HOST_DEVICE inline bool LlTryReserve(u64* tail, u64* cached_head, const u64* 
       h = fresh;
       continue;
     }
-    const u64 seen = CompareExchangeGpu(tail, t, t + 1);
+    const u64 seen = CompareExchangeGpu(tail, t, t + need);
     if (seen == t) {
       *pos = t;
+      *skip = pad;
       return true;
     }
     t = seen;
   }
+}
+
+// Reserves one position of a ring of fixed slots (a single position never
+// needs a skip). Returns false when the ring is full.
+RK_HOST_DEVICE inline bool LlTryReserve(u64* tail, u64* cached_head, const u64* head, u32 capacity_log2, u64* pos) {
+  u32 skip;
+  return LlTryReserveUnits(tail, cached_head, head, capacity_log2, 1, pos, &skip);
 }
 
 // The header as data words, field by field (no type punning).
@@ -190,30 +213,41 @@ enum class LlReadResult : u32 {
   kCorrupt = 2,   // the header is complete but names a size the slot can't hold
 };
 
+// The two halves of reading a record at `slot` whose words must all show
+// `flag`: the header, then `size` bytes of payload into `payload` (whole
+// words). Each returns false while a word it needs is not written yet.
+RK_HOST_DEVICE inline bool LlTryReadHeader(const u64* slot, u32 flag, LlHeader* h) {
+  u32 hw[kLlHeaderWords];
+  for (u32 i = 0; i < kLlHeaderWords; i += 2) {
+    u64 a, b;
+    LoadRelaxedSysPair(slot + i, &a, &b);
+    if (LlWordFlag(a) != flag || LlWordFlag(b) != flag) return false;
+    hw[i] = LlData(a);
+    hw[i + 1] = LlData(b);
+  }
+  *h = LlHeaderFromWords(hw);
+  return true;
+}
+RK_HOST_DEVICE inline bool LlTryReadPayload(const u64* slot, u32 flag, u32 size, void* payload) {
+  const u32 words = (size + 3) / 4;
+  u32* out = static_cast<u32*>(payload);
+  const u64* in = slot + kLlHeaderWords;
+  for (u32 i = 0; i < words; ++i) {
+    const u64 w = LoadRelaxedSys(in + i);
+    if (LlWordFlag(w) != flag) return false;
+    out[i] = LlData(w);
+  }
+  return true;
+}
+
 // Reads the record at `slot` if every word shows `flag`. Copies the header to
 // `*h` and the payload (`h->size` bytes) to `payload`, which must hold
 // `max_payload` bytes rounded up to 4.
 RK_HOST_DEVICE inline LlReadResult LlTryReadRecord(const u64* slot, u32 flag, u32 max_payload, LlHeader* h,
                                                   void* payload) {
-  u32 hw[kLlHeaderWords];
-  for (u32 i = 0; i < kLlHeaderWords; i += 2) {
-    u64 a, b;
-    LoadRelaxedSysPair(slot + i, &a, &b);
-    if (LlWordFlag(a) != flag || LlWordFlag(b) != flag) return LlReadResult::kNotReady;
-    hw[i] = LlData(a);
-    hw[i + 1] = LlData(b);
-  }
-  *h = LlHeaderFromWords(hw);
+  if (!LlTryReadHeader(slot, flag, h)) return LlReadResult::kNotReady;
   if (h->size > max_payload) return LlReadResult::kCorrupt;
-  const u32 words = (h->size + 3) / 4;
-  u32* out = static_cast<u32*>(payload);
-  const u64* in = slot + kLlHeaderWords;
-  for (u32 i = 0; i < words; ++i) {
-    const u64 w = LoadRelaxedSys(in + i);
-    if (LlWordFlag(w) != flag) return LlReadResult::kNotReady;
-    out[i] = LlData(w);
-  }
-  return LlReadResult::kReady;
+  return LlTryReadPayload(slot, flag, h->size, payload) ? LlReadResult::kReady : LlReadResult::kNotReady;
 }
 
 // Consumer only, after reading a record and before releasing its slot.
@@ -248,54 +282,6 @@ RK_HOST_DEVICE constexpr u32 LlRecordUnits(u32 size) {
   return (kLlHeaderWords + (size + 3) / 4 + kLlUnitWords - 1) / kLlUnitWords;
 }
 
-// The skip record written at `pos` (units) when a record of `units` units
-// would not fit before the ring's end; 0 when it fits.
-RK_HOST_DEVICE constexpr u32 LlSkipBefore(u64 pos, u32 units, u32 capacity_log2) {
-  const u64 capacity = u64{1} << capacity_log2;
-  const u64 offset = pos & (capacity - 1);
-  return offset + units > capacity ? static_cast<u32>(capacity - offset) : 0u;
-}
-
-// Reserves `units` consecutive units that do not wrap, and before them the
-// skip to the ring's end that this takes, if any, with one compare-and-swap.
-// On success *pos is the first reserved unit and *skip how many of them are
-// padding (the record starts at *pos + *skip). Returns false when the ring
-// lacks room for both. `units` must be at most half the capacity.
-RK_HOST_DEVICE inline bool LlTryReserveUnits(u64* tail, u64* cached_head, const u64* head, u32 capacity_log2,
-                                             u32 units, u64* pos, u32* skip) {
-  const u64 capacity = u64{1} << capacity_log2;
-  u64 t = LoadRelaxedGpu(tail);
-  u64 h = LoadAcquireGpu(cached_head);
-  for (;;) {
-    if (static_cast<i64>(t - h) < 0) {  // `t` older than the cached head
-      t = LoadRelaxedGpu(tail);
-      continue;
-    }
-    const u32 pad = LlSkipBefore(t, units, capacity_log2);
-    const u64 need = u64{pad} + units;
-    if (t - h + need > capacity) {
-      // Acquire pairs with the consumer's release, as in LlTryReserve.
-      const u64 fresh = LoadAcquireSys(head);
-      if (fresh == h) return false;
-      u64 seen = h;
-      while (static_cast<i64>(fresh - seen) > 0) {
-        const u64 prev = CompareExchangeAcqRelGpu(cached_head, seen, fresh);
-        if (prev == seen) break;
-        seen = prev;
-      }
-      h = fresh;
-      continue;
-    }
-    const u64 seen = CompareExchangeGpu(tail, t, t + need);
-    if (seen == t) {
-      *pos = t;
-      *skip = pad;
-      return true;
-    }
-    t = seen;
-  }
-}
-
 // The skip record at `unit` (the first of `units` padding units).
 RK_HOST_DEVICE inline void LlWriteSkip(u64* unit, u32 flag, u32 units) {
   LlHeader h{};
@@ -304,42 +290,34 @@ RK_HOST_DEVICE inline void LlWriteSkip(u64* unit, u32 flag, u32 units) {
   LlWriteRecord(unit, flag, h, nullptr);
 }
 
+// The units that the record (or skip) with header `h` at unit `pos` takes,
+// or 0 if the header is corrupt: a skip that does not run exactly to the
+// ring's end, a payload over `max_payload`, a record that would wrap. The
+// host reader below and the GPU's poller (rt_worker.cuh) both judge records
+// by this.
+RK_HOST_DEVICE inline u32 LlRecordExtent(const LlHeader& h, u64 pos, u32 capacity_log2, u32 max_payload) {
+  if (h.type == kLlSkipType) {
+    const bool ok = h.size == 0 && h.aux != 0 && h.aux == LlSkipBefore(pos, ~0u >> 1, capacity_log2);
+    return ok ? h.aux : 0u;
+  }
+  if (h.size > max_payload) return 0;
+  const u32 units = LlRecordUnits(h.size);
+  return LlSkipBefore(pos, units, capacity_log2) == 0 ? units : 0u;
+}
+
 // Host-side reader of a variable-length ring (the GPU's poller reads the
-// same format a window at a time: rt_worker.cuh). Reads the record at unit
-// `pos` of `slots` if it is complete; a skip record comes back as kReady with
+// same format a window at a time). Reads the record at unit `pos` of `slots`
+// if it is complete; a skip record comes back as kReady with
 // h->type == kLlSkipType. *units: the units to advance past it.
 RK_HOST_DEVICE inline LlReadResult LlTryReadUnits(const u64* slots, u32 capacity_log2, u64 pos, u32 max_payload,
                                                   LlHeader* h, void* payload, u32* units) {
   const u64* at = LlSlot(slots, kLlUnitWords, capacity_log2, pos);
   const u32 flag = LlFlag(pos, capacity_log2);
-  u32 hw[kLlHeaderWords];
-  for (u32 i = 0; i < kLlHeaderWords; i += 2) {
-    u64 a, b;
-    LoadRelaxedSysPair(at + i, &a, &b);
-    if (LlWordFlag(a) != flag || LlWordFlag(b) != flag) return LlReadResult::kNotReady;
-    hw[i] = LlData(a);
-    hw[i + 1] = LlData(b);
-  }
-  *h = LlHeaderFromWords(hw);
-  if (h->type == kLlSkipType) {
-    if (h->size != 0 || h->aux == 0 || h->aux != LlSkipBefore(pos, ~0u >> 1, capacity_log2)) {
-      return LlReadResult::kCorrupt;
-    }
-    *units = h->aux;
-    return LlReadResult::kReady;
-  }
-  if (h->size > max_payload) return LlReadResult::kCorrupt;
-  *units = LlRecordUnits(h->size);
-  if (LlSkipBefore(pos, *units, capacity_log2) != 0) return LlReadResult::kCorrupt;
-  const u32 words = (h->size + 3) / 4;
-  u32* out = static_cast<u32*>(payload);
-  const u64* in = at + kLlHeaderWords;
-  for (u32 i = 0; i < words; ++i) {
-    const u64 w = LoadRelaxedSys(in + i);
-    if (LlWordFlag(w) != flag) return LlReadResult::kNotReady;
-    out[i] = LlData(w);
-  }
-  return LlReadResult::kReady;
+  if (!LlTryReadHeader(at, flag, h)) return LlReadResult::kNotReady;
+  *units = LlRecordExtent(*h, pos, capacity_log2, max_payload);
+  if (*units == 0) return LlReadResult::kCorrupt;
+  if (h->type == kLlSkipType) return LlReadResult::kReady;
+  return LlTryReadPayload(at, flag, h->size, payload) ? LlReadResult::kReady : LlReadResult::kNotReady;
 }
 
 // The variable-length form of LlStampUnusedWords: once every 2^30 laps,

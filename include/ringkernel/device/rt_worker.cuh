@@ -515,11 +515,8 @@ __device__ u32 ServeHostRing(WorkerThread& w, HostRing& ring, DirectSlot* slots,
     u64* rslot = const_cast<u64*>(LlSlot(ring.slots, kLlUnitWords, ring.log2, rpos));
     const u32 rflag = LlFlag(rpos, ring.log2);
     const bool skip = h.type == kLlSkipType;
-    const u32 runits = skip ? h.aux : LlRecordUnits(h.size);
-    const bool corrupt = skip ? h.size != 0 || h.aux == 0 || h.aux != LlSkipBefore(rpos, ~0u >> 1, ring.log2)
-                              : h.size > sys->max_payload || h.type >= kControlTypeBase ||
-                                    LlSkipBefore(rpos, runits, ring.log2) != 0;
-    if (corrupt) {
+    const u32 runits = LlRecordExtent(h, rpos, ring.log2, sys->max_payload);
+    if (runits == 0 || (!skip && h.type >= kControlTypeBase)) {
       // A corrupt record: the host never writes one. Say so and stop reading
       // this ring rather than guess where the next record starts.
       if (lane == 0) StoreReleaseSys(&sys->control->ingress_error.value, rpos + 1);
