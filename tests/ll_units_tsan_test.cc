@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -53,13 +54,14 @@ class UnitRing {
   u32 max_payload() const { return max_payload_; }
 
   // As System::Send writes: reserve, the skip if any, then the record.
-  // Returns the record's first unit, or ~0 when the ring is full.
-  u64 TryWrite(const LlHeader& h, const void* payload, u64* reserved_from = nullptr) {
+  // Returns the record's first unit (any u64, ~0 included: positions wrap),
+  // or nothing when the ring is full.
+  std::optional<u64> TryWrite(const LlHeader& h, const void* payload, u64* reserved_from = nullptr) {
     u64 pos;
     u32 skip;
     if (!LlTryReserveUnits(&tail_.value, &cached_head_.value, &header_->head.value, capacity_log2_,
                            LlRecordUnits(h.size), &pos, &skip)) {
-      return ~u64{0};
+      return std::nullopt;
     }
     if (reserved_from != nullptr) *reserved_from = pos;
     if (skip != 0) LlWriteSkip(Unit(pos), Flag(pos), skip);
@@ -123,10 +125,10 @@ TEST(LlUnitsTest, ARecordThatWouldWrapStartsTheNextLapAfterASkip) {
   std::vector<u8> payload(100);
   for (u32 i = 0; i < payload.size(); ++i) payload[i] = static_cast<u8>(i * 7 + 1);
   ASSERT_EQ(LlRecordUnits(100), 3u);
-  EXPECT_EQ(ring.TryWrite(HeaderOf(0, 0, 100), payload.data()), 0u);
-  EXPECT_EQ(ring.TryWrite(HeaderOf(0, 1, 100), payload.data()), 3u);
+  EXPECT_EQ(ring.TryWrite(HeaderOf(0, 0, 100), payload.data()), std::optional<u64>(0));
+  EXPECT_EQ(ring.TryWrite(HeaderOf(0, 1, 100), payload.data()), std::optional<u64>(3));
   // 6 units used; the third needs 2 skipped and 3 more: 11 > 8.
-  EXPECT_EQ(ring.TryWrite(HeaderOf(0, 2, 100), payload.data()), ~u64{0});
+  EXPECT_EQ(ring.TryWrite(HeaderOf(0, 2, 100), payload.data()), std::nullopt);
   EXPECT_EQ(ring.tail(), 6u) << "a failed reservation takes nothing";
   std::vector<u32> out(40);
   LlHeader h;
@@ -136,7 +138,7 @@ TEST(LlUnitsTest, ARecordThatWouldWrapStartsTheNextLapAfterASkip) {
   ring.Release(3);
   // Now 3 are used and 2 + 3 more fit: the skip fills 6..7.
   u64 reserved = 0;
-  EXPECT_EQ(ring.TryWrite(HeaderOf(0, 2, 100), payload.data(), &reserved), 8u);
+  EXPECT_EQ(ring.TryWrite(HeaderOf(0, 2, 100), payload.data(), &reserved), std::optional<u64>(8));
   EXPECT_EQ(reserved, 6u);
   EXPECT_EQ(ring.tail(), 11u);
   ASSERT_EQ(ring.TryRead(3, &h, out.data(), &units), LlReadResult::kReady);
@@ -192,8 +194,8 @@ void Produce(UnitRing* ring, u32 producer, u64 count, UnitLog* log, Watchdog* wa
     const u32 misalign = static_cast<u32>(seq % 4);
     for (u32 i = 0; i < size; ++i) data[misalign + i] = ByteOf(producer, seq, i);
     u64 from = 0;
-    u64 at;
-    while ((at = ring->TryWrite(HeaderOf(producer, seq, size), data.data() + misalign, &from)) == ~u64{0}) {
+    std::optional<u64> written;
+    while (!(written = ring->TryWrite(HeaderOf(producer, seq, size), data.data() + misalign, &from))) {
       if (watchdog->Expired()) {
         *error = "gave up: the ring stayed full";
         return;
@@ -201,7 +203,7 @@ void Produce(UnitRing* ring, u32 producer, u64 count, UnitLog* log, Watchdog* wa
       std::this_thread::yield();
     }
     // Every unit reserved (skip and record) was consumed a lap ago.
-    for (u64 u = from; u < at + LlRecordUnits(size); ++u) {
+    for (u64 u = from; u != *written + LlRecordUnits(size); ++u) {
       const u64 index = u - log->start;
       if (index >= log->done.size()) {
         *error = "unit " + std::to_string(u) + " beyond the run";
