@@ -42,6 +42,7 @@ struct Options {
   int warmup = 100;
   int iterations = 1000;
   std::string csv = "raw.csv";
+  std::string package;  // a program built by actorc from handlers/bench.cu, run instead of compiling it
   std::string pc_sampling;      // write CUPTI PC samples here (bench/pc_sampling.h); "" = off
   int pc_sampling_period = 13;  // every 2^N SM cycles
   int device = 0;
@@ -89,6 +90,7 @@ struct Options {
   int paths_background_pairs = 4;
   int paths_quiet_asks = 3;
   std::string paths_quiet_ms = "1000";  // comma-separated pauses before quiet Asks
+  std::string paths_parts = "idle,inject,aggregate";  // which parts of `paths` run
   int paths_power_seconds = 3;
 };
 

@@ -56,12 +56,14 @@
 //       payload XOR.
 //   path=k2k;payload=64;pairs=N;receiver=other;spread=all_workers
 //       msgs_per_s (aggregate), bytes_per_s, full_retries, start_skew_us: N
-//       Streamer → Drain pairs (N = --paths-pairs, or one per worker block:
-//       2N actors), each pair's Streamer sending --paths-aggregate-messages to
-//       the Drain of the next pair, all at once. Rate = Σ messages / (latest
-//       Drain receipt − earliest Streamer start), %globaltimer; every Drain
-//       checked as above. start_skew_us = latest − earliest Streamer start
-//       (the host's Sends of the N Stream commands are inside the window).
+//       Streamer → Drain pairs (N = --paths-pairs, or by default as many as
+//       fill every worker's owner threads with one actor each: the whole
+//       GPU), each pair's Streamer sending --paths-aggregate-messages to the
+//       Drain of the next pair, all at once: every Stream command names one
+//       start time on the GPU's clock, after the host has sent them all.
+//       Rate = Σ messages / (latest Drain receipt − earliest Streamer
+//       start), %globaltimer; every Drain checked as above. start_skew_us =
+//       latest − earliest Streamer start.
 //
 // Throughput configurations record one row per burst (--paths-bursts, after
 // --paths-warmup-bursts discarded); Ask latencies --warmup then
@@ -215,14 +217,28 @@ struct StreamResult {
 
 // One burst of `n` messages of `size` bytes on every pair at once; checked,
 // timed on the GPU from the earliest Streamer start to the latest Drain
-// receipt.
-absl::StatusOr<StreamResult> StreamBurst(System& sys, const std::vector<StreamPair>& pairs, int size, int n) {
+// receipt. Several pairs start together: the host sends their Stream
+// commands one after another, each naming the same start time on the GPU's
+// clock, `*lead_ns` after the clock read before the first is sent; the lead
+// is then set for the next burst from how long sending them took.
+absl::StatusOr<StreamResult> StreamBurst(System& sys, const std::vector<StreamPair>& pairs, int size, int n,
+                                         uint64_t* lead_ns) {
   // Acknowledged: a Drain counts from its Expect on.
   for (const StreamPair& p : pairs) {
     RK_RETURN_IF_ERROR(sys.Ask<Expected>(p.drain, Expect{n}, kAskTimeout).status());
   }
+  uint64_t start_ns = 0;
+  if (pairs.size() > 1) {
+    RK_ASSIGN_OR_RETURN(ClockNow now, sys.Ask<ClockNow>(pairs[0].streamer, ClockQuery{0}, kAskTimeout));
+    start_ns = now.ns + *lead_ns;
+  }
   const absl::Time deadline = absl::Now() + kBurstTimeout;
-  for (const StreamPair& p : pairs) RK_RETURN_IF_ERROR(sys.Send(p.streamer, Stream{p.drain, size, n}, deadline));
+  const Clock::time_point sending = Clock::now();
+  for (const StreamPair& p : pairs) {
+    RK_RETURN_IF_ERROR(sys.Send(p.streamer, Stream{p.drain, size, n, start_ns}, deadline));
+  }
+  const double send_ns = std::chrono::duration<double, std::nano>(Clock::now() - sending).count();
+  *lead_ns = static_cast<uint64_t>(2 * send_ns) + 1000000;
   std::unordered_map<uint32_t, size_t> drain_of, streamer_of;
   for (size_t i = 0; i < pairs.size(); ++i) {
     drain_of[pairs[i].drain.value] = i;
@@ -285,8 +301,10 @@ absl::Status StreamConfig(const Bench& b, System& sys, const std::vector<StreamP
   const std::string config =
       absl::StrCat("path=k2k;payload=", size, ";pairs=", pairs.size(), ";receiver=other;spread=", spread);
   std::vector<double> rates;
+  // The first burst's lead: generous (2 ms and 5 µs a pair).
+  uint64_t lead_ns = 2000000 + 5000 * pairs.size();
   for (int i = 0; i < b.o.paths_warmup_bursts + b.o.paths_bursts; ++i) {
-    RK_ASSIGN_OR_RETURN(StreamResult r, StreamBurst(sys, pairs, size, n));
+    RK_ASSIGN_OR_RETURN(StreamResult r, StreamBurst(sys, pairs, size, n, &lead_ns));
     if (i < b.o.paths_warmup_bursts) continue;
     const int it = i - b.o.paths_warmup_bursts + 1;
     rates.push_back(r.msgs_per_s);
@@ -398,12 +416,27 @@ absl::Status ExpPaths(const Bench& b) {
     }
     quiet.push_back(ms);
   }
+  bool idle = false, inject = false, aggregate = false;
+  for (absl::string_view part : absl::StrSplit(o.paths_parts, ',')) {
+    if (part == "idle") {
+      idle = true;
+    } else if (part == "inject") {
+      inject = true;
+    } else if (part == "aggregate") {
+      aggregate = true;
+    } else {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--paths-parts: '", part, "' is not a part of paths (idle, inject, aggregate)"));
+    }
+  }
   const DeviceInfo& dev = b.runtime.device();
 
   // 1. Power with no system running.
   std::unique_ptr<PowerMeter> meter;
   std::vector<double> idle_watts;
-  if (absl::StatusOr<std::unique_ptr<PowerMeter>> m = PowerMeter::Open(dev.ordinal); m.ok()) {
+  if (!idle) {
+    // Not measured.
+  } else if (absl::StatusOr<std::unique_ptr<PowerMeter>> m = PowerMeter::Open(dev.ordinal); m.ok()) {
     meter = *std::move(m);
     std::printf("paths: NVML power of device %d found %s\n", dev.ordinal, meter->found().c_str());
     if (absl::StatusOr<std::vector<double>> w = SettleAndSample(*meter, o); w.ok()) {
@@ -420,7 +453,7 @@ absl::Status ExpPaths(const Bench& b) {
 
   // 2. The host round-trip floor, in this process, before any system holds
   // the SMs.
-  if (!o.skip_baselines) {
+  if (idle && !o.skip_baselines) {
     RK_ASSIGN_OR_RETURN(std::unique_ptr<Baselines> base, Baselines::Create(dev.ordinal, dev.capability));
     RK_RETURN_IF_ERROR(base->StartPersistent());
     std::vector<double> floor;
@@ -454,7 +487,7 @@ absl::Status ExpPaths(const Bench& b) {
 
   uint64_t seq = 0;
   // 3. One idle actor: its power, then Asks after pauses.
-  {
+  if (idle) {
     RK_ASSIGN_OR_RETURN(std::unique_ptr<System> sys, b.runtime.Start(b.program, BaseSystemOptions(o)));
     RK_ASSIGN_OR_RETURN(ActorId echo, sys->Spawn("Echo", "echo"));
     // The system is up and the actor answers (not timed).
@@ -505,7 +538,7 @@ absl::Status ExpPaths(const Bench& b) {
   }
 
   // 4. Host injection, one K2K pair, Asks with and without background.
-  {
+  if (inject) {
     SystemOptions so = BaseSystemOptions(o);
     // A host message must never be dead-lettered for finding a mailbox
     // full: the injection figures count only delivered messages.
@@ -553,14 +586,15 @@ absl::Status ExpPaths(const Bench& b) {
   }
 
   // 5. Every pair at once: its own system, sized for 2 × pairs actors.
-  {
+  if (aggregate) {
     SystemOptions so = BaseSystemOptions(o);
     uint32_t pairs = static_cast<uint32_t>(o.paths_pairs);
     if (pairs == 0) {
       // How many workers a system gets is only known once it runs: ask a
-      // small one.
+      // small one. One actor per owner thread (every thread of a worker but
+      // its host poller warp): the whole GPU busy.
       RK_ASSIGN_OR_RETURN(std::unique_ptr<System> probe, b.runtime.Start(b.program, so));
-      pairs = probe->workers();
+      pairs = std::max<uint32_t>(1, probe->workers() * (probe->threads_per_block() - 32) / 2);
       RK_RETURN_IF_ERROR(StopCleanly(*probe, "paths (worker count)"));
     }
     so.max_actors = std::max(so.max_actors, 2 * pairs + 8);

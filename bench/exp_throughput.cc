@@ -89,7 +89,7 @@ absl::StatusOr<BurstResult> Burst(System& sys, ActorId streamer, ActorId drain, 
   // the Drain before it (FIFO holds per sender only).
   RK_RETURN_IF_ERROR(sys.Ask<Expected>(drain, Expect{n}, absl::Seconds(5)).status());
   if (k2k) {
-    RK_RETURN_IF_ERROR(sys.Send(streamer, Stream{drain, size, n}));
+    RK_RETURN_IF_ERROR(sys.Send(streamer, Stream{drain, size, n, 0}));
   } else {
     RK_RETURN_IF_ERROR(HostSend(sys, drain, size, n));
   }

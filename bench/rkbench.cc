@@ -291,6 +291,9 @@ int Usage(const std::string& problem) {
                "usage: rkbench --experiment NAME [--experiment NAME...] [options]\n"
                "  experiments: exp1 hop paths exp2 exp3 exp4 exp5 exp6 exp7 exp8 all | jit kernels (no GPU)\n"
                "  --trial N --warmup N --iterations N --csv FILE --device N --track-running 0|1\n"
+               "  --package FILE               run this actorc build of handlers/bench.cu (same message\n"
+               "                               types) instead of compiling it: another runtime build's\n"
+               "                               device code, for A/B comparisons\n"
                "  --idle-backoff-ns N --skip-baselines --jit-cold N --version\n"
                "  --workers N --threads-per-block N   worker blocks (0: all that fit) and their threads\n"
                "                               (128) in each system the experiments start\n"
@@ -310,11 +313,14 @@ int Usage(const std::string& problem) {
                "  --paths-messages N --paths-bursts N --paths-warmup-bursts N   messages per host or one-pair\n"
                "                               burst (50000), measured bursts (5), discarded bursts (1)\n"
                "  --paths-aggregate-messages N --paths-pairs N   messages per pair when every pair streams\n"
-               "                               at once (10000), pairs (0: one per worker block)\n"
+               "                               at once (10000), pairs (0: one actor per owner thread)\n"
                "  --paths-background-pairs N --paths-quiet-asks N --paths-power-seconds N   streaming pairs\n"
                "                               under the Asks (4), Asks after 1 s of quiet (3), seconds of\n"
                "                               power samples per state (3)\n"
-               "  --paths-quiet-ms A,B,...     pauses before the quiet Asks, in ms (1000)\n",
+               "  --paths-quiet-ms A,B,...     pauses before the quiet Asks, in ms (1000)\n"
+               "  --paths-parts A,B,...        parts of paths to run (idle,inject,aggregate): idle = power,\n"
+               "                               the floors and the quiet Asks; inject = host -> GPU, one\n"
+               "                               K2K pair, Asks with background; aggregate = every pair\n",
                problem.c_str());
   return 2;
 }
@@ -376,8 +382,12 @@ int Main(int argc, char** argv) {
       o.experiments.push_back(v);
     } else if (a == "--csv") {
       o.csv = v;
+    } else if (a == "--package") {
+      o.package = v;
     } else if (a == "--paths-quiet-ms") {
       o.paths_quiet_ms = v;
+    } else if (a == "--paths-parts") {
+      o.paths_parts = v;
     } else if (a == "--pc-sampling") {
       o.pc_sampling = v;
     } else if (a == "--exp7-faults") {
@@ -443,8 +453,12 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "rkbench: %s\n", std::string(runtime.status().message()).c_str());
     return 2;
   }
-  absl::StatusOr<Program> program = (*runtime)->CompileFiles({std::string(RK_SOURCE_DIR) + "/handlers/bench.cu"});
-  if (!program.ok()) {
+  // A package carries the device runtime it was built with: comparing two
+  // builds of the runtime in one process needs only their packages.
+  absl::StatusOr<Program> program =
+      o.package.empty() ? (*runtime)->CompileFiles({std::string(RK_SOURCE_DIR) + "/handlers/bench.cu"})
+                        : (*runtime)->LoadPackage(o.package);
+  if (!program.ok() && o.package.empty()) {
     // The sources may have moved with the binary (a GPU machine's copy).
     program = (*runtime)->CompileFiles({"handlers/bench.cu"});
   }

@@ -125,7 +125,9 @@ struct P4K { unsigned long long seq; unsigned char pad[4088]; };
 // the consumer took nothing for a second: the producer then gives up),
 // `full` how many of them found the mailbox full at their first attempt,
 // and `retries` how many kFull returns there were in all.
-struct Stream { rk::ActorId to; int size; int count; };
+// `start_ns`: the %globaltimer time at which to begin (0: at once), so that
+// many pairs started by the host one after another stream together.
+struct Stream { rk::ActorId to; int size; int count; unsigned long long start_ns; };
 struct StreamDone {
   int size;
   int count;
@@ -136,6 +138,9 @@ struct StreamDone {
 };
 
 struct StreamMore { int unused; };
+// The GPU's clock (%globaltimer), for the host to schedule a Stream's start.
+struct ClockQuery { int unused; };
+struct ClockNow { unsigned long long ns; };
 
 // On kFull the streamer does not retry inside its handler: the consumer may
 // share its worker (its warp, even) and could then never run. It sends
@@ -149,6 +154,7 @@ struct RK_ACTOR Streamer {
   P1K p1k;
   P4K p4k;
   Stream job;
+  int waiting;       // the job's start time has not come yet
   int next;          // the seq of the next message to send
   int retrying;      // the message `next` found the mailbox full
   int fresh;         // the payload of this job's size is not filled yet
@@ -163,17 +169,27 @@ struct RK_ACTOR Streamer {
     retrying = 0;
     full = retries = 0;
     stalled_since = 0;
-    start_ns = GlobalNs();
     fresh = 1;
+    waiting = 1;
     Pump(ctx);
   }
   RK_HANDLER void on(const StreamMore& m, rk::Ctx& ctx) { Pump(ctx); }
+  RK_HANDLER void on(const ClockQuery& q, rk::Ctx& ctx) { ctx.reply(ClockNow{GlobalNs()}); }
 
   template <class P>
   __device__ static void Fill(P& p) {
     for (unsigned i = 0; i < sizeof(p.pad); ++i) p.pad[i] = static_cast<unsigned char>(i);
   }
   __device__ void Pump(rk::Ctx& ctx) {
+    if (waiting) {
+      // Until the start time, look again after the worker's other actors
+      // had their turn (a handler that spun here could hold up the actors
+      // it shares a warp with).
+      const unsigned long long now = GlobalNs();
+      if (now < job.start_ns && ctx.send(ctx.self(), StreamMore{0}) == rk::SendStatus::kOk) return;
+      waiting = 0;
+      start_ns = now;
+    }
     switch (job.size) {
       case 64: PumpWith(ctx, p64); break;
       case 256: PumpWith(ctx, p256); break;
