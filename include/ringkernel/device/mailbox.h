@@ -194,6 +194,51 @@ RK_HOST_DEVICE inline u32 MailboxReserve(MailboxHeader* box, u64 capacity, u32 n
   }
 }
 
+// Credits: positions a producer reserved ahead and has not written yet. A
+// sender that streams to one mailbox reserves several positions with one
+// compare-and-swap and then writes one record per send, with no trip to
+// memory before the write. The owner waits at the first position not yet
+// written, so the producer must write a record at every credit it holds —
+// withdrawing the unused ones with kMailVoid (MailboxVoidCredits) before it
+// stops sending for a while (the runtime does so when the handler returns).
+struct MailboxCredits {
+  u64 next;  // the next reserved position
+  u32 left;  // reserved positions from `next` on
+};
+
+// Takes the next credit, if any.
+RK_HOST_DEVICE RK_FORCEINLINE bool MailboxTakeCredit(MailboxCredits* k, u64* pos) {
+  if (k->left == 0) return false;
+  *pos = k->next++;
+  --k->left;
+  return true;
+}
+
+// How many positions a producer with no credit asks for, having sent `sent`
+// records to this mailbox since it last withdrew its credits: half as many
+// (at least 1, at most `most` and a quarter of the capacity). So a handler's
+// first sends reserve one position each, a long stream `most` at a time,
+// and what is withdrawn unused stays below half of what was sent.
+RK_HOST_DEVICE RK_FORCEINLINE u32 MailboxCreditsToAsk(u32 sent, u32 most, u32 capacity_log2) {
+  const u32 quarter = 1u << (capacity_log2 >= 2 ? capacity_log2 - 2 : 0);
+  u32 n = sent / 2;
+  if (n > most) n = most;
+  if (n > quarter) n = quarter;
+  return n != 0 ? n : 1;
+}
+
+// A reservation of `got` positions from `first`: the first is written now,
+// the rest are kept as credits.
+RK_HOST_DEVICE RK_FORCEINLINE void MailboxKeepCredits(MailboxCredits* k, u64 first, u32 got) {
+  k->next = first + 1;
+  k->left = got - 1;
+}
+
+// Writes a kMailVoid record from `sender` at every credit left. Returns how
+// many.
+RK_HOST_DEVICE inline u32 MailboxVoidCredits(MailboxHeader* box, u32 capacity_log2, u32 slot_bytes, u32 sender,
+                                             MailboxCredits* k);
+
 // The header as data words, field by field (no type punning).
 RK_HOST_DEVICE RK_FORCEINLINE void MailHeaderToWords(const MailHeader& h, u32* w) {
   w[0] = h.type;
@@ -245,6 +290,52 @@ RK_HOST_DEVICE RK_FORCEINLINE u32 PayloadWord(const u8* bytes, u32 size, u32 i) 
   return v;
 }
 
+// Copies a payload to a slot's plain area, in 16-byte pieces where the
+// source allows (the plain area is 16-byte aligned), every load of a batch
+// issued before its stores: one trip to memory per batch.
+struct alignas(16) PlainChunk {
+  u64 lo, hi;
+};
+RK_HOST_DEVICE RK_FORCEINLINE void MailboxCopyPlain(u8* plain, const u8* bytes, u32 size) {
+  const u64 src = reinterpret_cast<u64>(bytes);
+  if ((src & 15) == 0) {
+    constexpr u32 kPlainChunks = 8;
+    const PlainChunk* from = reinterpret_cast<const PlainChunk*>(bytes);
+    PlainChunk* to = reinterpret_cast<PlainChunk*>(plain);
+    const u32 n16 = size / 16;
+    u32 i = 0;
+    for (; i + kPlainChunks <= n16; i += kPlainChunks) {
+      PlainChunk v[kPlainChunks];
+      RK_UNROLL
+      for (u32 k = 0; k < kPlainChunks; ++k) v[k] = from[i + k];
+      RK_UNROLL
+      for (u32 k = 0; k < kPlainChunks; ++k) to[i + k] = v[k];
+    }
+    for (; i < n16; ++i) to[i] = from[i];
+    for (u32 b = n16 * 16; b < size; ++b) plain[b] = bytes[b];
+  } else if ((src & 7) == 0) {
+    // kPlainBatch words loaded before any is stored: the loads are in
+    // flight together (one after another, each would wait for the store
+    // before it, which the compiler must assume may alias the source).
+    constexpr u32 kPlainBatch = 16;
+    const u64* from = reinterpret_cast<const u64*>(bytes);
+    u64* to = reinterpret_cast<u64*>(plain);
+    const u32 n8 = size / 8;
+    u32 i = 0;
+    for (; i + kPlainBatch <= n8; i += kPlainBatch) {
+      u64 v[kPlainBatch];
+      RK_UNROLL
+      for (u32 k = 0; k < kPlainBatch; ++k) v[k] = from[i + k];
+      RK_UNROLL
+      for (u32 k = 0; k < kPlainBatch; ++k) to[i + k] = v[k];
+    }
+    for (; i < n8; ++i) to[i] = from[i];
+    for (u32 b = n8 * 8; b < size; ++b) plain[b] = bytes[b];
+  } else {
+    for (u32 b = 0; b < size; ++b) plain[b] = bytes[b];
+  }
+}
+
 // Writes the record of a reserved position. `payload` is `h.size` bytes;
 // `h.flags` must not have kMailPlain (set here when the payload goes to the
 // plain area). A kMailVoid record may have no payload.
@@ -254,29 +345,7 @@ RK_HOST_DEVICE inline void MailboxWrite(u64* slot, u32 inline_words, u32 flag, M
   if (words > inline_words) {
     // Plain area, then a release fence, then the header: the owner's acquire
     // after it sees the header makes the payload visible.
-    u8* plain = MailboxPlain(slot, inline_words);
-    const u64 src = reinterpret_cast<u64>(bytes);
-    if ((src & 7) == 0) {
-      // kPlainBatch words loaded before any is stored: the loads are in
-      // flight together (one after another, each would wait for the store
-      // before it, which the compiler must assume may alias the source).
-      constexpr u32 kPlainBatch = 16;
-      const u64* from = reinterpret_cast<const u64*>(bytes);
-      u64* to = reinterpret_cast<u64*>(plain);
-      const u32 n8 = h.size / 8;
-      u32 i = 0;
-      for (; i + kPlainBatch <= n8; i += kPlainBatch) {
-        u64 v[kPlainBatch];
-        RK_UNROLL
-        for (u32 k = 0; k < kPlainBatch; ++k) v[k] = from[i + k];
-        RK_UNROLL
-        for (u32 k = 0; k < kPlainBatch; ++k) to[i + k] = v[k];
-      }
-      for (; i < n8; ++i) to[i] = from[i];
-      for (u32 b = n8 * 8; b < h.size; ++b) plain[b] = bytes[b];
-    } else {
-      for (u32 b = 0; b < h.size; ++b) plain[b] = bytes[b];
-    }
+    MailboxCopyPlain(MailboxPlain(slot, inline_words), bytes, h.size);
     FenceGpu();
     h.flags |= kMailPlain;
   } else if ((reinterpret_cast<u64>(bytes) & 3) == 0) {
@@ -296,6 +365,27 @@ RK_HOST_DEVICE inline void MailboxWrite(u64* slot, u32 inline_words, u32 flag, M
   for (u32 i = 0; i < kMailHeaderWords; i += 2) StoreLlPairGpu(slot + i, LlWord(hw[i], flag), LlWord(hw[i + 1], flag));
 }
 
+// Writes a kMailVoid record (no payload) from `sender` at a reserved
+// position: the header words alone.
+RK_HOST_DEVICE inline void MailboxWriteVoid(u64* slot, u32 flag, u32 sender) {
+  MailHeader h{};
+  h.sender = sender;
+  h.flags = kMailVoid;
+  u32 hw[kMailHeaderWords];
+  MailHeaderToWords(h, hw);
+  for (u32 i = 0; i < kMailHeaderWords; i += 2) StoreLlPairGpu(slot + i, LlWord(hw[i], flag), LlWord(hw[i + 1], flag));
+}
+
+RK_HOST_DEVICE inline u32 MailboxVoidCredits(MailboxHeader* box, u32 capacity_log2, u32 slot_bytes, u32 sender,
+                                             MailboxCredits* k) {
+  const u32 n = k->left;
+  u64 pos = 0;
+  while (MailboxTakeCredit(k, &pos)) {
+    MailboxWriteVoid(MailboxSlotAt(box, capacity_log2, slot_bytes, pos), LlFlag(pos, capacity_log2), sender);
+  }
+  return n;
+}
+
 // The owner's view of a record it has taken.
 struct MailRecord {
   MailHeader h;
@@ -304,7 +394,7 @@ struct MailRecord {
 
 // Words loaded together with the header when the owner polls wide: the
 // header and up to this many inline payload words, in one trip to memory.
-inline constexpr u32 kMailWideWords = 8;
+inline constexpr u32 kMailWideWords = 16;
 // Payload words read per pass after the first.
 inline constexpr u32 kMailRestWords = 8;
 
