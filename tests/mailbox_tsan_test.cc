@@ -215,14 +215,14 @@ std::string CheckMessage(const TestMailbox& m, u64 pos, const MailRecord& r, con
   return CheckRecord(m, pos, r, buf, producer, seq, PayloadSize(producer, seq, m));
 }
 
-// "" if the record taken at `pos` is a withdrawn position of `producer`:
-// written by WriteVoid, or by MailboxVoidCredits (correlation and clock 0).
+// "" if the record taken at `pos` is a withdrawn position of `producer`.
 std::string CheckVoid(const MailRecord& r, u64 pos, u32 producer) {
   if (r.h.flags != kMailVoid) return "wrong flags " + std::to_string(r.h.flags);
   if (r.payload != nullptr) return "a void record with a payload";
-  const bool withdrawn = r.h.correlation == kVoidCorrelation && r.h.hlc == pos;
-  const bool credit = r.h.correlation == 0 && r.h.hlc == 0;
-  if (r.h.sender != producer || r.h.type != 0 || r.h.size != 0 || !(withdrawn || credit)) return "void header differs";
+  if (r.h.sender != producer || r.h.type != 0 || r.h.size != 0 || r.h.correlation != kVoidCorrelation ||
+      r.h.hlc != pos) {
+    return "void header differs";
+  }
   return "";
 }
 
@@ -306,63 +306,6 @@ void Produce(TestMailbox* m, u32 producer, u64 count, u32 max_batch, MailboxCurs
         ++stats->voids;
       }
     }
-  }
-}
-
-// Sends `count` messages as the runtime's SendToActor does for a thread
-// alone on its warp: one "handler" after another, each sending 1 to 24
-// messages (fewer when the mailbox is full); a send takes a credit
-// (MailboxTakeCredit) or reserves as many positions as MailboxCreditsToAsk
-// says (at most `max_batch`) and keeps the rest (MailboxKeepCredits); when
-// the handler ends, its unused credits are withdrawn (MailboxVoidCredits).
-void ProduceWithCredits(TestMailbox* m, u32 producer, u64 count, u32 max_batch, MailboxCursor cursor,
-                        ConsumedLog* log, Watchdog* watchdog, ProducerStats* stats) {
-  std::mt19937 rng(producer * 104729 + 3);
-  Sender sender(m->max_payload());
-  const auto fail = [&](const std::string& what) {
-    stats->error = what;
-    watchdog->failed = true;
-  };
-  MailboxCredits credits{0, 0};
-  u64 seq = 0;
-  while (seq < count) {
-    const u64 sends = std::min<u64>(1 + rng() % 24, count - seq);
-    u32 sent_here = 0;  // SendCache::sent_here
-    for (u64 i = 0; i < sends; ++i) {
-      u64 pos = 0;
-      if (!MailboxTakeCredit(&credits, &pos)) {
-        const u32 want = MailboxCreditsToAsk(sent_here, max_batch, m->log2());
-        if (want < 1 || want > max_batch || want > std::max<u64>(1, m->capacity() / 4)) {
-          return fail("asked for " + std::to_string(want) + " positions");
-        }
-        u64 first = 0;
-        const u32 got = m->Reserve(want, &cursor, &first);
-        if (got > want) return fail("reserved more than asked for");
-        if (got == 0) {
-          // kFull: the handler returns.
-          if (watchdog->Expired()) return fail("gave up: the mailbox stayed full");
-          ++stats->full;
-          std::this_thread::yield();
-          break;
-        }
-        if (got < want) ++stats->partial;
-        MailboxKeepCredits(&credits, first, got);
-        pos = first;
-        for (u32 k = 0; k < got; ++k) {
-          if (!log->PreviousConsumed(first + k)) {
-            return fail("position " + std::to_string(first + k) + " reuses a slot the owner has not finished with");
-          }
-        }
-      }
-      sender.Write(*m, pos, producer, seq++);
-      ++sent_here;
-      ++stats->sent;
-    }
-    const u32 left = credits.left;
-    const u32 voided = MailboxVoidCredits(m->box(), m->log2(), m->shape().slot_bytes, producer, &credits);
-    if (voided != left || credits.left != 0) return fail("MailboxVoidCredits left credits behind");
-    if (2 * voided > sent_here) return fail("withdrew more than half of what the handler sent");
-    stats->voids += voided;
   }
 }
 
@@ -452,7 +395,6 @@ struct StressConfig {
   u64 per_producer;
   u32 max_batch;
   Cursors cursors;
-  bool credits = false;  // producers send as the runtime does (ProduceWithCredits)
 };
 
 // Runs producers against one owner and checks the outcome.
@@ -470,8 +412,7 @@ void RunStress(const StressConfig& c) {
   for (u32 p = 0; p < c.producers; ++p) {
     MailboxCursor cursor{};
     if (c.cursors == Cursors::kLongAgo) cursor = MailboxCursor{c.start - 1000 * (p + 1), c.start - 1000 * (p + 1)};
-    producers.emplace_back(c.credits ? ProduceWithCredits : Produce, &m, p, c.per_producer, c.max_batch, cursor, &log,
-                           &watchdog, &producer_stats[p]);
+    producers.emplace_back(Produce, &m, p, c.per_producer, c.max_batch, cursor, &log, &watchdog, &producer_stats[p]);
   }
   for (std::thread& t : producers) t.join();
   consumer.join();
@@ -1107,64 +1048,6 @@ TEST(MailboxTest, PositionsWrapAtTwoToTheSixtyFour) {
              .per_producer = 1000,
              .max_batch = 2,
              .cursors = Cursors::kLongAgo});
-}
-
-TEST(MailboxTest, CreditStreamsWithdrawWhatTheirHandlersDidNotSend) {
-  // Producers stream as the runtime's senders do: reservations that grow
-  // while a handler keeps sending, unused credits withdrawn when it ends.
-  RunStress({.capacity_log2 = 6,
-             .max_payload = 64,
-             .start = 0,
-             .producers = 4,
-             .per_producer = 20000,
-             .max_batch = 16,
-             .cursors = Cursors::kZero,
-             .credits = true});
-  // Plain payloads, a small mailbox (a quarter of it bounds a batch) and
-  // positions that wrap.
-  RunStress({.capacity_log2 = 3,
-             .max_payload = 1000,
-             .start = ~u64{0} - 900,
-             .producers = 3,
-             .per_producer = 3000,
-             .max_batch = 16,
-             .cursors = Cursors::kLongAgo,
-             .credits = true});
-}
-
-TEST(MailboxTest, CreditReservationsGrowWithWhatAHandlerSent) {
-  // Half of what was sent, at least 1, at most the most and a quarter of the
-  // capacity.
-  EXPECT_EQ(MailboxCreditsToAsk(0, 16, 8), 1u);
-  EXPECT_EQ(MailboxCreditsToAsk(1, 16, 8), 1u);
-  EXPECT_EQ(MailboxCreditsToAsk(2, 16, 8), 1u);
-  EXPECT_EQ(MailboxCreditsToAsk(7, 16, 8), 3u);
-  EXPECT_EQ(MailboxCreditsToAsk(32, 16, 8), 16u);
-  EXPECT_EQ(MailboxCreditsToAsk(1000, 16, 8), 16u);
-  EXPECT_EQ(MailboxCreditsToAsk(1000, 16, 4), 4u) << "a quarter of 16 slots";
-  EXPECT_EQ(MailboxCreditsToAsk(1000, 16, 0), 1u) << "one slot";
-  // Kept credits are taken in order, after the position written at once.
-  MailboxCredits k{0, 0};
-  MailboxKeepCredits(&k, 100, 3);
-  u64 pos = 0;
-  ASSERT_TRUE(MailboxTakeCredit(&k, &pos));
-  EXPECT_EQ(pos, 101u);
-  EXPECT_EQ(k.left, 1u);
-  // Withdrawing the last one writes a void record from the sender there.
-  TestMailbox m(4, 64, 100);
-  MailboxCursor c{};
-  u64 first = 0;
-  ASSERT_EQ(m.Reserve(3, &c, &first), 3u);
-  ASSERT_EQ(first, 100u);
-  EXPECT_EQ(MailboxVoidCredits(m.box(), m.log2(), m.shape().slot_bytes, 7, &k), 1u);
-  EXPECT_EQ(k.left, 0u);
-  EXPECT_FALSE(MailboxTakeCredit(&k, &pos));
-  EXPECT_EQ(MailboxVoidCredits(m.box(), m.log2(), m.shape().slot_bytes, 7, &k), 0u);
-  alignas(16) u32 buf[kMailInlineMaxWords];
-  MailRecord r;
-  EXPECT_FALSE(m.TryTake(101, true, &r, buf)) << "a credit taken but not written yet";
-  ASSERT_TRUE(m.TryTake(102, true, &r, buf));
-  EXPECT_EQ(CheckVoid(r, 102, 7), "");
 }
 
 TEST(MailboxTest, TinyCapacityUnderHeavyContention) {

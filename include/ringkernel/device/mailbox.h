@@ -194,51 +194,6 @@ RK_HOST_DEVICE inline u32 MailboxReserve(MailboxHeader* box, u64 capacity, u32 n
   }
 }
 
-// Credits: positions a producer reserved ahead and has not written yet. A
-// sender that streams to one mailbox reserves several positions with one
-// compare-and-swap and then writes one record per send, with no trip to
-// memory before the write. The owner waits at the first position not yet
-// written, so the producer must write a record at every credit it holds —
-// withdrawing the unused ones with kMailVoid (MailboxVoidCredits) before it
-// stops sending for a while (the runtime does so when the handler returns).
-struct MailboxCredits {
-  u64 next;  // the next reserved position
-  u32 left;  // reserved positions from `next` on
-};
-
-// Takes the next credit, if any.
-RK_HOST_DEVICE RK_FORCEINLINE bool MailboxTakeCredit(MailboxCredits* k, u64* pos) {
-  if (k->left == 0) return false;
-  *pos = k->next++;
-  --k->left;
-  return true;
-}
-
-// How many positions a producer with no credit asks for, having sent `sent`
-// records to this mailbox since it last withdrew its credits: half as many
-// (at least 1, at most `most` and a quarter of the capacity). So a handler's
-// first sends reserve one position each, a long stream `most` at a time,
-// and what is withdrawn unused stays below half of what was sent.
-RK_HOST_DEVICE RK_FORCEINLINE u32 MailboxCreditsToAsk(u32 sent, u32 most, u32 capacity_log2) {
-  const u32 quarter = 1u << (capacity_log2 >= 2 ? capacity_log2 - 2 : 0);
-  u32 n = sent / 2;
-  if (n > most) n = most;
-  if (n > quarter) n = quarter;
-  return n != 0 ? n : 1;
-}
-
-// A reservation of `got` positions from `first`: the first is written now,
-// the rest are kept as credits.
-RK_HOST_DEVICE RK_FORCEINLINE void MailboxKeepCredits(MailboxCredits* k, u64 first, u32 got) {
-  k->next = first + 1;
-  k->left = got - 1;
-}
-
-// Writes a kMailVoid record from `sender` at every credit left. Returns how
-// many.
-RK_HOST_DEVICE inline u32 MailboxVoidCredits(MailboxHeader* box, u32 capacity_log2, u32 slot_bytes, u32 sender,
-                                             MailboxCredits* k);
-
 // The header as data words, field by field (no type punning).
 RK_HOST_DEVICE RK_FORCEINLINE void MailHeaderToWords(const MailHeader& h, u32* w) {
   w[0] = h.type;
@@ -363,27 +318,6 @@ RK_HOST_DEVICE inline void MailboxWrite(u64* slot, u32 inline_words, u32 flag, M
   u32 hw[kMailHeaderWords];
   MailHeaderToWords(h, hw);
   for (u32 i = 0; i < kMailHeaderWords; i += 2) StoreLlPairGpu(slot + i, LlWord(hw[i], flag), LlWord(hw[i + 1], flag));
-}
-
-// Writes a kMailVoid record (no payload) from `sender` at a reserved
-// position: the header words alone.
-RK_HOST_DEVICE inline void MailboxWriteVoid(u64* slot, u32 flag, u32 sender) {
-  MailHeader h{};
-  h.sender = sender;
-  h.flags = kMailVoid;
-  u32 hw[kMailHeaderWords];
-  MailHeaderToWords(h, hw);
-  for (u32 i = 0; i < kMailHeaderWords; i += 2) StoreLlPairGpu(slot + i, LlWord(hw[i], flag), LlWord(hw[i + 1], flag));
-}
-
-RK_HOST_DEVICE inline u32 MailboxVoidCredits(MailboxHeader* box, u32 capacity_log2, u32 slot_bytes, u32 sender,
-                                             MailboxCredits* k) {
-  const u32 n = k->left;
-  u64 pos = 0;
-  while (MailboxTakeCredit(k, &pos)) {
-    MailboxWriteVoid(MailboxSlotAt(box, capacity_log2, slot_bytes, pos), LlFlag(pos, capacity_log2), sender);
-  }
-  return n;
 }
 
 // The owner's view of a record it has taken.

@@ -8,11 +8,7 @@
 // issued together with a load of its status, then the record's LL words as
 // posted stores — no release fence, no load before the reservation. A new
 // receiver costs one more trip (its record) and, the first time, a failed
-// compare-and-swap that teaches the cursor the tail. A handler that keeps
-// sending to one receiver reserves several positions at once (credits,
-// mailbox.h: half as many as it sent there so far, up to kSendCreditsMax),
-// and a send with a credit in hand is the record's stores alone; the
-// credits it did not use are withdrawn with void records when it returns.
+// compare-and-swap that teaches the cursor the tail.
 //
 // Release/acquire pairs: see mailbox.h (the reservation's acquire of `head`
 // against the owner's release; the plain-area fence against the owner's
@@ -29,7 +25,7 @@ namespace detail {
 // What a worker thread knows of the receiver of its last K2K send (kept in
 // the thread's registers or stack across messages). Actor indices are never
 // reused and a mailbox never moves, so only the receiver's status can go
-// stale — and that is read with every reservation.
+// stale — and that is read with every send.
 struct SendCache {
   u32 to = kNoActorValue;
   u32 type = 0;
@@ -39,31 +35,12 @@ struct SendCache {
   u32 slot_bytes = 0;
   u32 max_payload = 0;
   MailboxCursor cursor{0, 0};
-  // Positions reserved ahead in `box` by the handler running now, withdrawn
-  // when it returns (FlushSendCredits); how many it sent to `box` so far
-  // sets the size of its next reservation (MailboxCreditsToAsk).
-  MailboxCredits credits{0, 0};
-  u32 sent_here = 0;
 };
-
-// The most positions one reservation takes ahead (also at most a quarter of
-// the receiver's capacity).
-constexpr u32 kSendCreditsMax = 16;
 
 __device__ __forceinline__ u32 LaneMaskLt() {
   u32 m;
   asm("mov.u32 %0, %%lanemask_lt;" : "=r"(m));
   return m;
-}
-
-// Withdraws the positions the handler that just returned reserved and did
-// not use (the receiver's owner waits at the first of them otherwise). Every
-// thread that ran a handler calls it when the handler returns.
-__device__ __forceinline__ void FlushSendCredits(SendCache& c, u32 self) {
-  if (c.sent_here != 0) {
-    if (c.credits.left != 0) MailboxVoidCredits(c.box, c.log2, c.slot_bytes, self, &c.credits);
-    c.sent_here = 0;
-  }
 }
 
 __device__ SendStatus SendToActor(Ctx& ctx, u32 to, u32 type, const void* payload, u32 size, u64 correlation) {
@@ -75,78 +52,54 @@ __device__ SendStatus SendToActor(Ctx& ctx, u32 to, u32 type, const void* payloa
   }
   SendCache& c = *static_cast<SendCache*>(d.sends);
   ActorSlot* target = &sys->actors[to];
-  const bool known = c.to == to;
-  u64 pos = 0;
-  if (known && c.credits.left != 0 && HandlerKindOf(c.type, type) != 0 && size <= c.max_payload) {
-    // A position reserved ahead: no trip to memory before the write. The
-    // receiver's status is not read: if it failed meanwhile, its owner
-    // dead-letters the record (reported, as any message to a failed actor).
-    MailboxTakeCredit(&c.credits, &pos);
-  } else {
-    if (!known) {
-      // The previous receiver's unused positions go back first.
-      FlushSendCredits(c, d.self);
-      const TargetInfo t = ReadTarget(target);
-      if (t.status != static_cast<u32>(ActorState::kRunning)) {
-        ++d.send_no_actor;
-        return SendStatus::kNoActor;
-      }
-      c.to = to;
-      c.type = t.type;
-      c.box = t.box;
-      c.log2 = ShapeLog2(t.shape);
-      c.inline_words = ShapeInlineWords(t.shape);
-      c.slot_bytes = t.slot_bytes;
-      c.max_payload = MailboxMaxPayload(t.shape, t.slot_bytes);
-      c.cursor = MailboxCursor{0, 0};
-    }
-    if (HandlerKindOf(c.type, type) == 0) {
-      ++d.send_other;
-      return SendStatus::kNoHandler;
-    }
-    if (size > c.max_payload) {
-      ++d.send_other;
-      return SendStatus::kTooLarge;
-    }
-    // For a known receiver its status goes out with the reservation.
-    const u32 status = known ? LoadRelaxedGpu32(&target->status) : static_cast<u32>(ActorState::kRunning);
-    // Warp-aggregated reservation: the lanes sending to this mailbox right
-    // now reserve their slots with one compare-and-swap. A lane alone
-    // reserves its credits with it.
-    const u32 active = __activemask();
-    const u32 peers = __match_any_sync(active, reinterpret_cast<u64>(c.box));
-    const u32 leader = __ffs(peers) - 1;
-    const u32 rank = __popc(peers & LaneMaskLt());
-    const u32 n = __popc(peers);
-    const u32 want = n == 1 ? MailboxCreditsToAsk(c.sent_here, kSendCreditsMax, c.log2) : n;
-    u64 first = 0;
-    u32 got = 0;
-    if (LaneId() == leader) got = MailboxReserve(c.box, u64{1} << c.log2, want, &c.cursor, &first);
-    if (n > 1) {
-      got = __shfl_sync(peers, got, leader);
-      first = __shfl_sync(peers, first, leader);
-      // Other lanes' cursors no longer know the tail; their next reservation
-      // learns it from a failed compare-and-swap.
-    }
-    if (rank >= got) {
-      ++d.send_full;
-      return SendStatus::kFull;
-    }
-    pos = first + rank;
-    // (A reservation starts with no credit left: the credit path above
-    // takes them all first, and a new receiver's flush withdraws them.)
-    if (n == 1 && got > 1) MailboxKeepCredits(&c.credits, first, got);
-    if (status != static_cast<u32>(ActorState::kRunning)) {
-      // The receiver failed or left after we cached it: the positions are
-      // ours, so fill them with records its owner skips.
-      MailboxWriteVoid(MailboxSlotAt(c.box, c.log2, c.slot_bytes, pos), LlFlag(pos, c.log2), d.self);
-      MailboxVoidCredits(c.box, c.log2, c.slot_bytes, d.self, &c.credits);
-      c.sent_here = 0;
-      c.to = kNoActorValue;
+  bool known = c.to == to;
+  if (!known) {
+    const TargetInfo t = ReadTarget(target);
+    if (t.status != static_cast<u32>(ActorState::kRunning)) {
       ++d.send_no_actor;
       return SendStatus::kNoActor;
     }
+    c.to = to;
+    c.type = t.type;
+    c.box = t.box;
+    c.log2 = ShapeLog2(t.shape);
+    c.inline_words = ShapeInlineWords(t.shape);
+    c.slot_bytes = t.slot_bytes;
+    c.max_payload = MailboxMaxPayload(t.shape, t.slot_bytes);
+    c.cursor = MailboxCursor{0, 0};
   }
+  if (HandlerKindOf(c.type, type) == 0) {
+    ++d.send_other;
+    return SendStatus::kNoHandler;
+  }
+  if (size > c.max_payload) {
+    ++d.send_other;
+    return SendStatus::kTooLarge;
+  }
+  // For a known receiver its status goes out with the reservation.
+  const u32 status = known ? LoadRelaxedGpu32(&target->status) : static_cast<u32>(ActorState::kRunning);
+  // Warp-aggregated reservation: the lanes sending to this mailbox right now
+  // reserve their slots with one compare-and-swap.
+  const u32 active = __activemask();
+  const u32 peers = __match_any_sync(active, reinterpret_cast<u64>(c.box));
+  const u32 leader = __ffs(peers) - 1;
+  const u32 rank = __popc(peers & LaneMaskLt());
+  const u32 n = __popc(peers);
+  u64 first = 0;
+  u32 got = 0;
+  if (LaneId() == leader) got = MailboxReserve(c.box, u64{1} << c.log2, n, &c.cursor, &first);
+  if (n > 1) {
+    got = __shfl_sync(peers, got, leader);
+    first = __shfl_sync(peers, first, leader);
+    // Other lanes' cursors no longer know the tail; their next reservation
+    // learns it from a failed compare-and-swap.
+  }
+  if (rank >= got) {
+    ++d.send_full;
+    return SendStatus::kFull;
+  }
+  const u64 pos = first + rank;
+  u64* slot = MailboxSlotAt(c.box, c.log2, c.slot_bytes, pos);
   MailHeader h;
   h.type = type;
   h.size = size;
@@ -154,8 +107,17 @@ __device__ SendStatus SendToActor(Ctx& ctx, u32 to, u32 type, const void* payloa
   h.flags = 0;
   h.correlation = correlation;
   h.hlc = d.hlc;
-  MailboxWrite(MailboxSlotAt(c.box, c.log2, c.slot_bytes, pos), c.inline_words, LlFlag(pos, c.log2), h, payload);
-  ++c.sent_here;
+  if (status != static_cast<u32>(ActorState::kRunning)) {
+    // The receiver failed or left after we cached it: the position is ours,
+    // so fill it with a record its owner skips.
+    h.flags = kMailVoid;
+    h.size = 0;
+    MailboxWrite(slot, c.inline_words, LlFlag(pos, c.log2), h, nullptr);
+    c.to = kNoActorValue;
+    ++d.send_no_actor;
+    return SendStatus::kNoActor;
+  }
+  MailboxWrite(slot, c.inline_words, LlFlag(pos, c.log2), h, payload);
   ++d.sent;
   return SendStatus::kOk;
 }

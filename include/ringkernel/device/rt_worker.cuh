@@ -231,7 +231,6 @@ __device__ Handled HandleOne(WorkerThread& w, OwnedActor& o, const MailRecord& r
   Ctx ctx;
   InitCtx(ctx, w, o, r.h, HlcMerge(o.hlc, r.h.hlc, GlobalTimerNs()), nullptr, 0);
   DispatchThread(o.type, o.state, r.h.type, r.payload, ctx);
-  FlushSendCredits(*w.sends, o.index);
   o.hlc = ctx.d_.hlc;
   AddSends(o, ctx.d_);
   ++o.handled;
@@ -674,10 +673,7 @@ __device__ void RunBlockMessage(WorkerThread& w, u32 a, u8* smem, u64* s_hlc, un
   __syncthreads();
   Ctx ctx;
   InitCtx(ctx, w, o, r.h, *s_hlc, smem, 1);
-  if (!o.failed) {
-    DispatchBlock(o.type, o.state, r.h.type, r.payload, ctx);
-    FlushSendCredits(*w.sends, o.index);
-  }
+  if (!o.failed) DispatchBlock(o.type, o.state, r.h.type, r.payload, ctx);
   __syncthreads();
   if (tid == 0) {
     // Thread 0 (the leader) is the one that sends and fails.
