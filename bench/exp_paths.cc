@@ -215,6 +215,34 @@ struct StreamResult {
   double start_skew_us = 0;
 };
 
+// What the actors of the first few pairs that did not report say about
+// themselves (for a burst that did not finish).
+std::string DescribeStuckPairs(System& sys, const std::vector<StreamPair>& pairs,
+                               const std::vector<std::optional<Drained>>& drained,
+                               const std::vector<std::optional<StreamDone>>& done) {
+  absl::StatusOr<SystemStats> stats = sys.Stats();
+  if (!stats.ok()) return absl::StrCat("no stats: ", stats.status().message());
+  std::string out = absl::StrCat("outbound_full ", stats->outbound_full, ", received_by_host ",
+                                 stats->received_by_host);
+  const auto describe = [&](ActorId id) {
+    for (const ActorStats& a : stats->actors) {
+      if (a.id.value != id.value) continue;
+      return absl::StrCat(a.name, " received ", a.received, " handled ", a.handled, " depth ", a.depth, " sent ",
+                          a.sent, " send_full ", a.send_full, " dead_lettered ", a.dead_lettered);
+    }
+    return absl::StrCat("actor ", id.value, " not in the stats");
+  };
+  int shown = 0;
+  for (size_t i = 0; i < pairs.size() && shown < 4; ++i) {
+    if (drained[i].has_value() && done[i].has_value()) continue;
+    ++shown;
+    absl::StrAppend(&out, "; pair ", i, (done[i].has_value() ? "" : " (no StreamDone)"),
+                    (drained[i].has_value() ? "" : " (no Drained)"), ": ", describe(pairs[i].streamer), " / ",
+                    describe(pairs[i].drain));
+  }
+  return out;
+}
+
 // One burst of `n` messages of `size` bytes on every pair at once; checked,
 // timed on the GPU from the earliest Streamer start to the latest Drain
 // receipt. Several pairs start together: the host sends their Stream
@@ -251,9 +279,10 @@ absl::StatusOr<StreamResult> StreamBurst(System& sys, const std::vector<StreamPa
     const absl::Duration left = deadline - absl::Now();
     RK_ASSIGN_OR_RETURN(std::optional<Message> m, sys.Receive(std::max(left, absl::ZeroDuration())));
     if (!m.has_value()) {
-      return absl::DeadlineExceededError(absl::StrCat("a burst of ", n, " messages of ", size, " bytes on ",
-                                                      pairs.size(), " pair(s) did not finish within ",
-                                                      absl::FormatDuration(kBurstTimeout)));
+      return absl::DeadlineExceededError(absl::StrCat(
+          "a burst of ", n, " messages of ", size, " bytes on ", pairs.size(), " pair(s) did not finish within ",
+          absl::FormatDuration(kBurstTimeout), ": ", outstanding, " of ", 2 * pairs.size(),
+          " reports missing; ", DescribeStuckPairs(sys, pairs, drained, done)));
     }
     if (m->type == "Drained" && drain_of.count(m->from.value) != 0) {
       auto& slot = drained[drain_of[m->from.value]];
@@ -598,8 +627,9 @@ absl::Status ExpPaths(const Bench& b) {
       RK_RETURN_IF_ERROR(StopCleanly(*probe, "paths (worker count)"));
     }
     so.max_actors = std::max(so.max_actors, 2 * pairs + 8);
-    // Every Drain's report reaches the host before any is taken.
-    while (so.outbound_ring_capacity < 4 * pairs) so.outbound_ring_capacity *= 2;
+    // The reports come back on each worker's ring to the host, which holds
+    // fewer of this program's records than a worker has actors: an actor
+    // that finds it full sends its report again later (bench.cu).
     // Room for every mailbox and state up front rather than chunk by chunk
     // while the actors are spawned (4 KiB payload slots: the program's max).
     so.arena_bytes = std::max<uint64_t>(so.arena_bytes, uint64_t{2} * pairs *

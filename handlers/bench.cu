@@ -155,6 +155,8 @@ struct RK_ACTOR Streamer {
   P4K p4k;
   Stream job;
   int waiting;       // the job's start time has not come yet
+  int reporting;     // `report` found the ring to the host full: send it again
+  StreamDone report;
   int next;          // the seq of the next message to send
   int retrying;      // the message `next` found the mailbox full
   int fresh;         // the payload of this job's size is not filled yet
@@ -171,6 +173,7 @@ struct RK_ACTOR Streamer {
     stalled_since = 0;
     fresh = 1;
     waiting = 1;
+    reporting = 0;
     Pump(ctx);
   }
   RK_HANDLER void on(const StreamMore& m, rk::Ctx& ctx) { Pump(ctx); }
@@ -181,6 +184,10 @@ struct RK_ACTOR Streamer {
     for (unsigned i = 0; i < sizeof(p.pad); ++i) p.pad[i] = static_cast<unsigned char>(i);
   }
   __device__ void Pump(rk::Ctx& ctx) {
+    if (reporting) {
+      Report(ctx);
+      return;
+    }
     if (waiting) {
       // Until the start time, look again after the worker's other actors
       // had their turn (a handler that spun here could hold up the actors
@@ -226,7 +233,15 @@ struct RK_ACTOR Streamer {
       stalled_since = 0;
       ++next;
     }
-    ctx.send(rk::host(), StreamDone{job.size, next, full, start_ns, GlobalNs(), retries});
+    report = StreamDone{job.size, next, full, start_ns, GlobalNs(), retries};
+    Report(ctx);
+  }
+  // The GPU -> host ring of this worker may be full (many actors report at
+  // once): then try again after the worker's other actors had their turn,
+  // rather than lose the report (the host would wait for it forever).
+  __device__ void Report(rk::Ctx& ctx) {
+    reporting = ctx.send(rk::host(), report) == rk::SendStatus::kFull &&
+                ctx.send(ctx.self(), StreamMore{0}) == rk::SendStatus::kOk;
   }
 };
 
@@ -236,6 +251,7 @@ struct RK_ACTOR Streamer {
 // acknowledged, so that a burst from another sender starts after it.
 struct Expect { int count; };
 struct Expected { int count; };
+struct DrainReport { int unused; };
 struct Drained {
   unsigned long long received;
   unsigned long long bytes;
@@ -252,6 +268,14 @@ struct RK_ACTOR Drain {
   unsigned long long words;
   unsigned long long disorder;
   long long expect;
+  RK_HANDLER void on(const DrainReport& r, rk::Ctx& ctx) { Report(ctx); }
+  // As the Streamer's report: sent again later while the ring to the host
+  // is full.
+  __device__ void Report(rk::Ctx& ctx) {
+    if (ctx.send(rk::host(), Drained{received, bytes, first_ns, last_ns, words, disorder}) == rk::SendStatus::kFull) {
+      ctx.send(ctx.self(), DrainReport{0});
+    }
+  }
   RK_HANDLER void on(const Expect& e, rk::Ctx& ctx) {
     received = 0;
     bytes = 0;
@@ -277,9 +301,7 @@ struct RK_ACTOR Drain {
     if (p.seq != received) ++disorder;
     ++received;
     bytes += sizeof(P);
-    if (static_cast<long long>(received) == expect) {
-      ctx.send(rk::host(), Drained{received, bytes, first_ns, last_ns, words, disorder});
-    }
+    if (static_cast<long long>(received) == expect) Report(ctx);
   }
   RK_HANDLER void on(const P64& p, rk::Ctx& ctx) { Take(p, ctx); }
   RK_HANDLER void on(const P256& p, rk::Ctx& ctx) { Take(p, ctx); }
