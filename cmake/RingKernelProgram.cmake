@@ -8,7 +8,8 @@
 # `actorc build` and `actorc header`, again whenever a fragment changes, and
 # gives the application an INTERFACE target NAME that carries:
 #   * the generated host header, NAME.h (the program's message types, each
-#     with RK_HOST_MESSAGE), on its include path;
+#     with RK_HOST_MESSAGE_LAYOUT, and the enums they use), on its include
+#     path;
 #   * the compile definition NAME_PACKAGE="<path of NAME.rkpkg>", for
 #     Runtime::LoadPackage.
 # A fragment's own #includes are not tracked: list them in SOURCES or touch

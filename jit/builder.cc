@@ -31,8 +31,10 @@ double MsSince(Clock::time_point t) {
 }
 
 // Bump when the front-end's or codegen's output changes for the same input
-// in a way the other checks of a cache hit would not notice.
-constexpr uint64_t kPipelineRevision = 1;
+// in a way the other checks of a cache hit would not notice. 2: the model
+// describes enums (a cached model without them would give host headers
+// with plain integers for enum fields).
+constexpr uint64_t kPipelineRevision = 2;
 
 std::string BuildKey(const std::vector<SourceFile>& fragments, const BuildOptions& options) {
   CacheKeyBuilder key;

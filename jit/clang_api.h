@@ -114,6 +114,9 @@ namespace rk::jit {
   X(clang_getArrayElementType)                 \
   X(clang_getArraySize)                        \
   X(clang_getEnumDeclIntegerType)              \
+  X(clang_EnumDecl_isScoped)                   \
+  X(clang_getEnumConstantDeclValue)            \
+  X(clang_getEnumConstantDeclUnsignedValue)    \
   X(clang_isConstQualifiedType)                \
   X(clang_isVolatileQualifiedType)             \
   X(clang_Type_getSizeOf)                      \

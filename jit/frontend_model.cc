@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -142,6 +143,12 @@ class ModelBuilder {
   // field breaks the rules. `message` names the message being checked, for
   // errors about nested records.
   bool LayOut(RecordState& state, const std::string& message);
+  // Records the enum type `t` (a field's element type, with underlying kind
+  // `kind`) for the model and returns its name for the field. Returns "" for
+  // RingKernel's own enums, which stay plain integers, and when the enum
+  // cannot be named by host code (then `problem` says why, to follow "field
+  // 'x' of 'M' ").
+  std::string AddEnum(CXType t, FieldKind kind, std::string* problem);
   std::optional<Problem> NotTriviallyCopyable(CXCursor record, int depth) const;
   std::optional<Problem> NotDefaultConstructible(CXCursor record, int depth) const;
   std::optional<Problem> NeedsConstruction(CXCursor record, int depth) const;
@@ -164,6 +171,7 @@ class ModelBuilder {
   // again as handlers of a non-actor.
   absl::flat_hash_set<std::string> rejected_actors_;
   std::map<std::string, RecordState> records_;                 // by USR
+  std::map<std::string, EnumLayout> enums_;                    // by USR
   std::vector<std::string> message_order_;                     // USRs, in order of first use
   std::map<std::string, std::vector<SourceLocation>> routes_;  // by name
 };
@@ -806,6 +814,15 @@ bool ModelBuilder::LayOut(RecordState& state, const std::string& message) {
         continue;
       }
     }
+    if (kind_of && t.kind == CXType_Enum) {
+      std::string problem;
+      field.enum_name = AddEnum(t, *kind_of, &problem);
+      if (!problem.empty()) {
+        s_.Error(Where(child), absl::StrCat(field_desc, " ", problem));
+        ok = false;
+        continue;
+      }
+    }
     if (!kind_of) {
       if (field_ok) {
         s_.Error(Where(child), absl::StrCat(field_desc, " has type '", TypeName(field_type),
@@ -828,6 +845,51 @@ bool ModelBuilder::LayOut(RecordState& state, const std::string& message) {
   state.ok = ok;
   state.stage = RecordState::Stage::kDone;
   return ok;
+}
+
+std::string ModelBuilder::AddEnum(CXType t, FieldKind kind, std::string* problem) {
+  const CXCursor decl = api_.clang_getTypeDeclaration(t);
+  // An opaque declaration (`enum class E : int;`) is a complete type without
+  // enumerators; it has no definition to prefer.
+  const CXCursor found = api_.clang_getCursorDefinition(decl);
+  const CXCursor def = IsNull(found) ? decl : found;
+  // rk::SendStatus and the like: the host knows them from RingKernel's own
+  // headers, so the host header must not declare them again.
+  if (s_.CursorFileKind(def) == FileKind::kEmbedded) return "";
+  const std::string usr = Usr(def);
+  if (auto it = enums_.find(usr); it != enums_.end()) return it->second.name;
+  const std::string spelling = Spelling(def);
+  if (api_.clang_Cursor_isAnonymous(def) || spelling.empty() || spelling.find(' ') != std::string::npos) {
+    *problem = absl::StrCat("has an enum type without a name ('", TypeName(t),
+                            "'); the host header must name it: declare a named enum at namespace scope");
+    return "";
+  }
+  const std::string name = QualifiedName(def);
+  if (const std::string where = PlacementProblem(def); !where.empty()) {
+    *problem = absl::StrCat("has type '", name, "', an enum which ", where,
+                            "; enums in messages must be declared at namespace scope, in a named namespace or none, "
+                            "so that the host header can declare them");
+    return "";
+  }
+  EnumLayout e;
+  e.name = name;
+  e.namespaces = Namespaces(def);
+  e.scoped = api_.clang_EnumDecl_isScoped(def) != 0;
+  e.kind = kind;
+  e.location = Where(def);
+  const bool is_unsigned = kind == FieldKind::kBool || kind == FieldKind::kUInt8 || kind == FieldKind::kUInt16 ||
+                           kind == FieldKind::kUInt32 || kind == FieldKind::kUInt64;
+  for (CXCursor child : Children(def)) {
+    if (Kind(child) != CXCursor_EnumConstantDecl) continue;
+    EnumeratorLayout v;
+    v.name = Spelling(child);
+    // Wrapped for uint64 values above INT64_MAX, as EnumeratorLayout says.
+    v.value = is_unsigned ? static_cast<int64_t>(api_.clang_getEnumConstantDeclUnsignedValue(child))
+                          : static_cast<int64_t>(api_.clang_getEnumConstantDeclValue(child));
+    e.enumerators.push_back(std::move(v));
+  }
+  enums_.emplace(usr, std::move(e));
+  return name;
 }
 
 std::optional<Problem> ModelBuilder::NotTriviallyCopyable(CXCursor record, int depth) const {
@@ -1055,6 +1117,19 @@ void ModelBuilder::AssignIds(HandlerModel* model) {
       message_ids[usr] = {state.layout.name, state.layout.message_id};
     }
   }
+
+  // The enums the model's fields name, by name.
+  std::set<std::string> used_enums;
+  for (const RecordLayout& r : model->records) {
+    for (const FieldLayout& f : r.fields) {
+      if (!f.enum_name.empty()) used_enums.insert(f.enum_name);
+    }
+  }
+  for (auto& [usr, e] : enums_) {
+    if (used_enums.count(e.name) != 0) model->enums.push_back(e);
+  }
+  std::sort(model->enums.begin(), model->enums.end(),
+            [](const EnumLayout& a, const EnumLayout& b) { return a.name < b.name; });
 
   std::vector<ActorEntry*> actors;
   for (auto& [usr, actor] : actors_) actors.push_back(&actor);

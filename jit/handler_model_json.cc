@@ -161,6 +161,13 @@ absl::StatusOr<FieldLayout> ReadField(const json& j, const std::string& path) {
   } else if (r.Has("record")) {
     return Error(r.Path("record"), absl::StrCat("only fields of kind 'record' name a record, this one is '", kind, "'"));
   }
+  // Optional: manifests written before enums were described have none.
+  if (r.Has("enum")) {
+    if (!IsEnumUnderlyingKind(f.kind)) {
+      return Error(r.Path("enum"), absl::StrCat("a field of kind '", kind, "' cannot be an enum"));
+    }
+    RK_ASSIGN_OR_RETURN(f.enum_name, r.String("enum", /*allow_empty=*/false));
+  }
   RK_ASSIGN_OR_RETURN(const json* dims, r.Array("dims"));
   for (size_t i = 0; i < dims->size(); ++i) {
     RK_ASSIGN_OR_RETURN(uint64_t d, ObjectReader::ReadUint((*dims)[i], Index(r.Path("dims"), i),
@@ -229,6 +236,89 @@ absl::StatusOr<RecordLayout> ReadRecord(const json& j, const std::string& path) 
     rec.fields.push_back(std::move(f));
   }
   return rec;
+}
+
+// The values an enum of underlying kind `kind` can hold, as int64_t (uint64
+// values above INT64_MAX wrapped, as EnumeratorLayout stores them).
+struct ValueRange {
+  bool is_unsigned;
+  int64_t min;
+  uint64_t max;
+};
+ValueRange RangeOf(FieldKind kind) {
+  switch (kind) {
+    case FieldKind::kBool: return {true, 0, 1};
+    case FieldKind::kChar: return {false, INT8_MIN, INT8_MAX};  // char is signed on nvptx64
+    case FieldKind::kInt8: return {false, INT8_MIN, INT8_MAX};
+    case FieldKind::kUInt8: return {true, 0, UINT8_MAX};
+    case FieldKind::kInt16: return {false, INT16_MIN, INT16_MAX};
+    case FieldKind::kUInt16: return {true, 0, UINT16_MAX};
+    case FieldKind::kInt32: return {false, INT32_MIN, INT32_MAX};
+    case FieldKind::kUInt32: return {true, 0, UINT32_MAX};
+    case FieldKind::kInt64: return {false, INT64_MIN, INT64_MAX};
+    case FieldKind::kUInt64: return {true, 0, UINT64_MAX};
+    default: return {false, 0, 0};
+  }
+}
+
+json EnumeratorValueToJson(FieldKind kind, int64_t value) {
+  if (RangeOf(kind).is_unsigned) return json(static_cast<uint64_t>(value));
+  return json(value);
+}
+
+absl::StatusOr<int64_t> ReadEnumeratorValue(const json& v, const std::string& path, FieldKind kind) {
+  const ValueRange range = RangeOf(kind);
+  const std::string limits = absl::StrCat(std::string(FieldKindName(kind)), " (", range.min, "..", range.max, ")");
+  if (!v.is_number_integer()) return Error(path, absl::StrCat("expected an integer, got ", TypeName(v)));
+  if (range.is_unsigned) {
+    if (!v.is_number_unsigned() && v.get<int64_t>() < 0) {
+      return Error(path, absl::StrCat(v.get<int64_t>(), " does not fit the enum's underlying type ", limits));
+    }
+    const uint64_t value = v.get<uint64_t>();
+    if (value > range.max) {
+      return Error(path, absl::StrCat(value, " does not fit the enum's underlying type ", limits));
+    }
+    return static_cast<int64_t>(value);
+  }
+  if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+    return Error(path, absl::StrCat(v.get<uint64_t>(), " does not fit the enum's underlying type ", limits));
+  }
+  const int64_t value = v.get<int64_t>();
+  if (value < range.min || (value > 0 && static_cast<uint64_t>(value) > range.max)) {
+    return Error(path, absl::StrCat(value, " does not fit the enum's underlying type ", limits));
+  }
+  return value;
+}
+
+absl::StatusOr<EnumLayout> ReadEnum(const json& j, const std::string& path) {
+  RK_ASSIGN_OR_RETURN(ObjectReader r, ObjectReader::Create(j, path));
+  EnumLayout e;
+  RK_ASSIGN_OR_RETURN(e.name, r.String("name", /*allow_empty=*/false));
+  RK_ASSIGN_OR_RETURN(e.namespaces, ReadStrings(r, "namespaces"));
+  RK_ASSIGN_OR_RETURN(e.scoped, r.Bool("scoped"));
+  RK_ASSIGN_OR_RETURN(std::string kind, r.String("kind"));
+  absl::StatusOr<FieldKind> parsed = FieldKindFromName(kind);
+  if (!parsed.ok()) return Error(r.Path("kind"), std::string(parsed.status().message()));
+  if (!IsEnumUnderlyingKind(*parsed)) {
+    return Error(r.Path("kind"), absl::StrCat("'", kind, "' cannot be the underlying type of an enum"));
+  }
+  e.kind = *parsed;
+  RK_ASSIGN_OR_RETURN(e.location, ReadLocationMember(r, "location"));
+  RK_ASSIGN_OR_RETURN(const json* enumerators, r.Array("enumerators"));
+  std::set<std::string> names;
+  for (size_t i = 0; i < enumerators->size(); ++i) {
+    const std::string vpath = Index(r.Path("enumerators"), i);
+    RK_ASSIGN_OR_RETURN(ObjectReader v, ObjectReader::Create((*enumerators)[i], vpath));
+    EnumeratorLayout value;
+    RK_ASSIGN_OR_RETURN(value.name, v.String("name", /*allow_empty=*/false));
+    if (!names.insert(value.name).second) {
+      return Error(v.Path("name"), absl::StrCat("duplicate enumerator '", value.name, "'"));
+    }
+    RK_ASSIGN_OR_RETURN(const json* number, v.Get("value"));
+    RK_ASSIGN_OR_RETURN(value.value, ReadEnumeratorValue(*number, v.Path("value"), e.kind));
+    e.enumerators.push_back(std::move(value));
+  }
+  return e;
 }
 
 absl::StatusOr<HandlerInfo> ReadHandler(const json& j, const std::string& path) {
@@ -322,6 +412,7 @@ json HandlerModel::ToJson() const {
               {"dims", f.dims},     {"offset", f.offset},      {"size", f.size},
               {"element_size", f.element_size}};
       if (f.kind == FieldKind::kRecord) jf["record"] = f.record;
+      if (!f.enum_name.empty()) jf["enum"] = f.enum_name;
       j_fields.push_back(std::move(jf));
     }
     j_records.push_back(json{{"name", r.name},
@@ -332,6 +423,19 @@ json HandlerModel::ToJson() const {
                              {"message_id", r.message_id},
                              {"location", LocationToJson(r.location)},
                              {"fields", std::move(j_fields)}});
+  }
+  json j_enums = json::array();
+  for (const EnumLayout& e : enums) {
+    json j_values = json::array();
+    for (const EnumeratorLayout& v : e.enumerators) {
+      j_values.push_back(json{{"name", v.name}, {"value", EnumeratorValueToJson(e.kind, v.value)}});
+    }
+    j_enums.push_back(json{{"name", e.name},
+                           {"namespaces", e.namespaces},
+                           {"scoped", e.scoped},
+                           {"kind", std::string(FieldKindName(e.kind))},
+                           {"location", LocationToJson(e.location)},
+                           {"enumerators", std::move(j_values)}});
   }
   json j_actors = json::array();
   for (const ActorInfo& a : actors) {
@@ -359,8 +463,8 @@ json HandlerModel::ToJson() const {
     j_routes.push_back(json{{"name", r.name}, {"id", r.id}, {"uses", std::move(uses)}});
   }
   return json{{"sources", std::move(j_sources)}, {"records", std::move(j_records)},
-              {"actors", std::move(j_actors)},   {"routes", std::move(j_routes)},
-              {"max_payload", max_payload}};
+              {"enums", std::move(j_enums)},     {"actors", std::move(j_actors)},
+              {"routes", std::move(j_routes)},   {"max_payload", max_payload}};
 }
 
 absl::StatusOr<HandlerModel> HandlerModel::FromJson(const json& j) {
@@ -401,6 +505,29 @@ absl::StatusOr<HandlerModel> HandlerModel::FromJson(const json& j) {
     }
     model.records.push_back(std::move(rec));
   }
+  // Enums (optional: manifests written before they were described have
+  // none, and their enum fields are plain integers).
+  const std::string enums_path = r.Path("enums");
+  std::map<std::string, size_t> enum_index;
+  if (r.Has("enums")) {
+    RK_ASSIGN_OR_RETURN(const json* enums, r.Array("enums"));
+    for (size_t i = 0; i < enums->size(); ++i) {
+      RK_ASSIGN_OR_RETURN(EnumLayout e, ReadEnum((*enums)[i], Index(enums_path, i)));
+      if (!enum_index.emplace(e.name, i).second) {
+        return Error(Index(enums_path, i) + ".name", absl::StrCat("duplicate enum '", e.name, "'"));
+      }
+      if (record_index.count(e.name) != 0) {
+        return Error(Index(enums_path, i) + ".name", absl::StrCat("'", e.name, "' is both a record and an enum"));
+      }
+      if (i > 0 && !(model.enums.back().name < e.name)) {
+        return Error(Index(enums_path, i) + ".name",
+                     absl::StrCat("enums must be sorted by name: '", e.name, "' comes after '", model.enums.back().name,
+                                  "'"));
+      }
+      model.enums.push_back(std::move(e));
+    }
+  }
+
   std::vector<size_t> messages;  // indices into model.records
   for (size_t i = 0; i < model.records.size(); ++i) {
     if (model.records[i].is_message()) messages.push_back(i);
@@ -413,8 +540,20 @@ absl::StatusOr<HandlerModel> HandlerModel::FromJson(const json& j) {
     const RecordLayout& rec = model.records[i];
     for (size_t k = 0; k < rec.fields.size(); ++k) {
       const FieldLayout& f = rec.fields[k];
-      if (f.kind != FieldKind::kRecord) continue;
       const std::string fpath = absl::StrCat(Index(records_path, i), ".fields[", k, "]");
+      if (!f.enum_name.empty()) {
+        auto e = enum_index.find(f.enum_name);
+        if (e == enum_index.end()) {
+          return Error(fpath + ".enum", absl::StrCat("names no enum of the model: '", f.enum_name, "'"));
+        }
+        const EnumLayout& en = model.enums[e->second];
+        if (en.kind != f.kind) {
+          return Error(fpath + ".kind",
+                       absl::StrCat("'", std::string(FieldKindName(f.kind)), "' does not match the underlying type of ",
+                                    en.name, " ('", std::string(FieldKindName(en.kind)), "')"));
+        }
+      }
+      if (f.kind != FieldKind::kRecord) continue;
       auto it = record_index.find(f.record);
       if (it == record_index.end()) {
         return Error(fpath + ".record", absl::StrCat("names no record of the model: '", f.record, "'"));

@@ -741,13 +741,20 @@ absl::StatusOr<uint32_t> SystemImpl::MessageId(std::string_view type, size_t siz
   return r->message_id;
 }
 
-absl::Status SystemImpl::ResolveTypeSlot(uint32_t slot, const char* name, size_t size, size_t align, uint32_t* id) {
+absl::Status SystemImpl::ResolveTypeSlot(uint32_t slot, const char* name, const char* layout, size_t size,
+                                         size_t align, uint32_t* id) {
   if (slot < type_cache_.size()) {
     const uint64_t v = type_cache_[slot].load(std::memory_order_acquire);
     if (v != 0) {
       *id = static_cast<uint32_t>(v - 1);
       return absl::OkStatus();
     }
+  }
+  // The layout first: where it differs, the first field that does says more
+  // than a size that does.
+  if (layout != nullptr) {
+    const jit::RecordLayout* r = package_->model.FindRecord(name);
+    if (r != nullptr && r->is_message()) RK_RETURN_IF_ERROR(jit::CheckHostLayout(package_->model, *r, layout));
   }
   RK_ASSIGN_OR_RETURN(uint32_t type_id, MessageId(name, size));
   const jit::RecordLayout* r = package_->model.FindMessage(type_id);
@@ -1144,8 +1151,9 @@ uint32_t System::workers() const { return impl_->workers(); }
 uint32_t System::threads_per_block() const { return impl_->threads_per_block(); }
 System::MemoryUsage System::Memory() const { return impl_->Memory(); }
 
-absl::Status System::ResolveTypeSlot(uint32_t slot, const char* name, size_t size, size_t align, uint32_t* id) {
-  return impl_->ResolveTypeSlot(slot, name, size, align, id);
+absl::Status System::ResolveTypeSlot(uint32_t slot, const char* name, const char* layout, size_t size, size_t align,
+                                     uint32_t* id) {
+  return impl_->ResolveTypeSlot(slot, name, layout, size, align, id);
 }
 
 absl::Status System::SendTyped(ActorId to, uint32_t type_id, const void* bytes, size_t size, uint64_t correlation,

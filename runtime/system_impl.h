@@ -47,7 +47,8 @@ class SystemImpl {
   absl::StatusOr<ActorId> Lookup(std::string_view name) const;
   std::optional<std::string> NameOf(ActorId id) const;
   absl::Status Bind(std::string_view route, uint32_t actor);
-  absl::Status ResolveTypeSlot(uint32_t slot, const char* name, size_t size, size_t align, uint32_t* id);
+  absl::Status ResolveTypeSlot(uint32_t slot, const char* name, const char* layout, size_t size, size_t align,
+                               uint32_t* id);
   absl::StatusOr<uint32_t> MessageId(std::string_view type, size_t size) const;
   absl::Status Send(ActorId to, uint32_t type_id, const void* bytes, size_t size, uint64_t correlation,
                     absl::Time deadline);

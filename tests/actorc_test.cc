@@ -85,7 +85,10 @@ TEST_F(ActorcTest, BuildInspectAndHeaderDescribeTheSameProgram) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string text = ReadFileOrDie(header);
   EXPECT_THAT(text, HasSubstr("struct Deposit {\n  int32_t account;"));
-  EXPECT_THAT(text, HasSubstr("RK_HOST_MESSAGE(::Deposit, \"Deposit\");"));
+  EXPECT_THAT(text,
+              HasSubstr("\nRK_HOST_MESSAGE_LAYOUT(::Deposit, \"Deposit\", \"account:int32@0;cents:int64@8\");\n"));
+  EXPECT_THAT(text, HasSubstr("\nRK_HOST_MESSAGE_LAYOUT(::Overdraft, \"Overdraft\", "
+                              "\"account:int32@0;requested:int64@8;available:int64@16\");\n"));
   EXPECT_THAT(text, HasSubstr("inline constexpr const char kRouteAudit[] = \"audit\";"));
   const std::string main_cc = Write("main.cc",
                                     "#include \"bank.h\"\n"
@@ -93,6 +96,50 @@ TEST_F(ActorcTest, BuildInspectAndHeaderDescribeTheSameProgram) {
                                     "int main() { return rk::MessageTraits<Deposit>::kName[0] == 'D' ? 0 : 1; }\n");
   r = RunCommand({"/usr/bin/g++", "-std=c++20", "-I" + SourceDir() + "/include", "-I/usr/include", "-fsyntax-only",
                   main_cc});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
+TEST_F(ActorcTest, HeaderDeclaresTheProgramsEnumsAndTheHostCompilerAgrees) {
+  const std::string cu = Write("market.cu",
+                               "namespace market {\n"
+                               "enum class Side : short { kBuy = 1, kSell = -1 };\n"
+                               "enum Venue { kLit, kDark };\n"
+                               "struct Order { int account; Side side; Venue venues[2]; };\n"
+                               "}  // namespace market\n"
+                               "struct RK_ACTOR Desk {\n"
+                               "  int n;\n"
+                               "  RK_HANDLER void on(const market::Order& o, rk::Ctx&) { n += o.account; }\n"
+                               "};\n");
+  const std::string pkg = dir_.Join("market.rkpkg");
+  CommandResult r = Actorc({"build", cu, "-o", pkg, "--arch", "sm_90"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = Actorc({"inspect", pkg});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("\nenums:\n  enum class market::Side : int16  { kBuy = 1, kSell = -1 }  " + cu +
+                               ":2:12\n  enum market::Venue : uint32  { kLit = 0, kDark = 1 }  " + cu + ":3:6\n"));
+  const std::string header = dir_.Join("market.h");
+  r = Actorc({"header", pkg, "-o", header});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string text = ReadFileOrDie(header);
+  EXPECT_THAT(text, HasSubstr("namespace market {\nenum class Side : int16_t { kBuy = 1, kSell = -1 };\n"
+                              "}  // namespace market\n"));
+  EXPECT_THAT(text, HasSubstr("namespace market {\nenum Venue : uint32_t { kLit = 0, kDark = 1 };\n"));
+  EXPECT_THAT(text, HasSubstr("  ::market::Side side;  // market::Side, offset 4\n"));
+  EXPECT_THAT(text, HasSubstr("  ::market::Venue venues[2];  // market::Venue[2], offset 8\n"));
+  EXPECT_THAT(text, HasSubstr("RK_HOST_MESSAGE_LAYOUT(::market::Order, \"market::Order\", \"account:int32@0;"
+                              "side:enum market::Side:int16{kBuy=1,kSell=-1}@4;"
+                              "venues:enum market::Venue:uint32{kLit=0,kDark=1}[2]@8\");\n"));
+  // The enums are declared before use, with the program's values and sizes.
+  const std::string main_cc = Write("main.cc",
+                                    "#include \"market.h\"\n"
+                                    "#include <type_traits>\n"
+                                    "static_assert(std::is_same_v<decltype(market::Order::side), market::Side>);\n"
+                                    "static_assert(static_cast<int>(market::Side::kSell) == -1);\n"
+                                    "static_assert(market::kDark == 1 && sizeof(market::Order) == 16);\n"
+                                    "int main() { return market::Order{1, market::Side::kBuy, {market::kLit, "
+                                    "market::kDark}}.account == 1 ? 0 : 1; }\n");
+  r = RunCommand({"/usr/bin/g++", "-std=c++20", "-Wall", "-Wextra", "-Werror", "-I" + SourceDir() + "/include",
+                  "-I/usr/include", "-fsyntax-only", main_cc});
   EXPECT_EQ(r.exit_code, 0) << r.err;
 }
 

@@ -289,6 +289,15 @@ TEST(FrontendTest, MessageLayoutsMatchTheCompiler) {
   }
   EXPECT_EQ(FindField(*shape, "corners")->record, "geo::Point");
   EXPECT_EQ(FindField(*shape, "range")->record, "geo::Span");
+  // The enum fields name their enums, which the model describes.
+  EXPECT_EQ(FindField(*shape, "quadrant")->enum_name, "geo::Quadrant");
+  EXPECT_EQ(FindField(*shape, "color")->enum_name, "geo::Color");
+  EXPECT_EQ(FindField(*shape, "label")->enum_name, "");
+  ASSERT_EQ(model->enums.size(), 2u);
+  EXPECT_EQ(model->enums[0].name, "geo::Color");
+  EXPECT_EQ(model->enums[0].location, FindInHeader(header, "Color {"));
+  EXPECT_EQ(model->enums[1].name, "geo::Quadrant");
+  EXPECT_EQ(model->enums[1].location, FindInHeader(header, "Quadrant :"));
 
   const RecordLayout* envelope = model->FindRecord("Envelope");
   ASSERT_NE(envelope, nullptr);
@@ -311,6 +320,159 @@ TEST(FrontendTest, MessageLayoutsMatchTheCompiler) {
   EXPECT_EQ(model->sources[1].name, "layout_types.h");
   EXPECT_FALSE(model->sources[1].fragment);
   EXPECT_EQ(model->sources[1].contents, rk::testing::ReadFileOrDie(header));
+}
+
+const EnumLayout* FindEnum(const HandlerModel& model, const std::string& name) {
+  const EnumLayout* e = model.FindEnum(name);
+  EXPECT_NE(e, nullptr) << name;
+  return e;
+}
+
+std::vector<std::string> Enumerators(const EnumLayout& e) {
+  std::vector<std::string> out;
+  for (const EnumeratorLayout& v : e.enumerators) out.push_back(v.name + "=" + FormatEnumeratorValue(e.kind, v.value));
+  return out;
+}
+
+TEST(FrontendTest, EnumFieldsKeepTheirEnums) {
+  std::vector<SourceFile> fragments = {
+      {"market.cu",
+       "namespace market {\n"
+       "enum class Side : int { kBuy, kSell };\n"                        // scoped, explicit int
+       "enum Level : unsigned char { kLow = 1, kHigh = 200 };\n"          // unscoped, explicit uint8
+       "namespace risk { enum class Delta : long long { kDown = -9223372036854775807LL - 1, kFlat = 0 }; }\n"
+       "enum class Wide : unsigned long long { kZero, kMax = 18446744073709551615ULL };\n"
+       "enum class Tick { kUp = 5, kSame, kDown = -5 };\n"                // scoped, int by default, negative
+       "struct Order {\n"
+       "  Side side;\n"
+       "  Level levels[3];\n"
+       "  risk::Delta delta;\n"
+       "  Wide wide;\n"
+       "  Side legs[2][2];\n"
+       "  rk::SendStatus status;\n"
+       "};\n"
+       "}  // namespace market\n"
+       "enum Color { kRed = -1, kGreen, kBlue };\n"                      // unscoped, int (a negative value)
+       "typedef enum { kOff, kOn } Switch;\n"                            // named by its typedef
+       "struct Note { Color color; market::Tick tick; Switch power; };\n"
+       "struct RK_ACTOR Desk {\n"
+       "  int n;\n"
+       "  RK_HANDLER void on(const market::Order& o, rk::Ctx&) { n += static_cast<int>(o.side); }\n"
+       "  RK_HANDLER void on(const Note& o, rk::Ctx&) { n += o.color; }\n"
+       "};\n",
+       true}};
+  std::vector<Diagnostic> diagnostics;
+  absl::StatusOr<HandlerModel> model = ParseFragments(fragments, {}, &diagnostics);
+  ASSERT_TRUE(model.ok()) << FormatDiagnostics(diagnostics);
+  EXPECT_TRUE(diagnostics.empty()) << FormatDiagnostics(diagnostics);
+
+  // Every enum a field uses, sorted by name; rk::SendStatus is RingKernel's
+  // own and stays a plain integer.
+  std::vector<std::string> names;
+  for (const EnumLayout& e : model->enums) names.push_back(e.name);
+  EXPECT_THAT(names, ElementsAre("Color", "Switch", "market::Level", "market::Side", "market::Tick", "market::Wide",
+                                 "market::risk::Delta"));
+
+  const EnumLayout* side = FindEnum(*model, "market::Side");
+  ASSERT_NE(side, nullptr);
+  EXPECT_TRUE(side->scoped);
+  EXPECT_EQ(side->kind, FieldKind::kInt32);
+  EXPECT_THAT(side->namespaces, ElementsAre("market"));
+  EXPECT_THAT(Enumerators(*side), ElementsAre("kBuy=0", "kSell=1"));
+  EXPECT_EQ(side->location, (SourceLocation{"market.cu", 2, 12}));
+
+  const EnumLayout* level = FindEnum(*model, "market::Level");
+  ASSERT_NE(level, nullptr);
+  EXPECT_FALSE(level->scoped);
+  EXPECT_EQ(level->kind, FieldKind::kUInt8);
+  EXPECT_THAT(Enumerators(*level), ElementsAre("kLow=1", "kHigh=200"));
+
+  const EnumLayout* delta = FindEnum(*model, "market::risk::Delta");
+  ASSERT_NE(delta, nullptr);
+  EXPECT_THAT(delta->namespaces, ElementsAre("market", "risk"));
+  EXPECT_EQ(delta->kind, FieldKind::kInt64);
+  EXPECT_THAT(Enumerators(*delta), ElementsAre("kDown=-9223372036854775808", "kFlat=0"));
+
+  const EnumLayout* wide = FindEnum(*model, "market::Wide");
+  ASSERT_NE(wide, nullptr);
+  EXPECT_EQ(wide->kind, FieldKind::kUInt64);
+  EXPECT_THAT(Enumerators(*wide), ElementsAre("kZero=0", "kMax=18446744073709551615"));
+
+  const EnumLayout* tick = FindEnum(*model, "market::Tick");
+  ASSERT_NE(tick, nullptr);
+  EXPECT_TRUE(tick->scoped);
+  EXPECT_EQ(tick->kind, FieldKind::kInt32);  // a scoped enum's default
+  EXPECT_THAT(Enumerators(*tick), ElementsAre("kUp=5", "kSame=6", "kDown=-5"));
+
+  const EnumLayout* color = FindEnum(*model, "Color");
+  ASSERT_NE(color, nullptr);
+  EXPECT_FALSE(color->scoped);
+  EXPECT_TRUE(color->namespaces.empty());
+  EXPECT_EQ(color->kind, FieldKind::kInt32);  // signed: it has a negative value
+  EXPECT_THAT(Enumerators(*color), ElementsAre("kRed=-1", "kGreen=0", "kBlue=1"));
+
+  const EnumLayout* power = FindEnum(*model, "Switch");
+  ASSERT_NE(power, nullptr);
+  EXPECT_EQ(power->kind, FieldKind::kUInt32);  // unscoped without negative values: unsigned
+  EXPECT_THAT(Enumerators(*power), ElementsAre("kOff=0", "kOn=1"));
+
+  // The fields: the enum's name, its underlying kind, arrays as usual.
+  const RecordLayout* order = model->FindRecord("market::Order");
+  ASSERT_NE(order, nullptr);
+  EXPECT_EQ(FindField(*order, "side")->enum_name, "market::Side");
+  EXPECT_EQ(FindField(*order, "side")->kind, FieldKind::kInt32);
+  const FieldLayout* levels = FindField(*order, "levels");
+  EXPECT_EQ(levels->enum_name, "market::Level");
+  EXPECT_EQ(levels->kind, FieldKind::kUInt8);
+  EXPECT_EQ(levels->dims, (std::vector<uint64_t>{3}));
+  EXPECT_EQ(levels->size, 3u);
+  EXPECT_EQ(FindField(*order, "delta")->enum_name, "market::risk::Delta");
+  EXPECT_EQ(FindField(*order, "delta")->offset, 8u);
+  const FieldLayout* legs = FindField(*order, "legs");
+  EXPECT_EQ(legs->enum_name, "market::Side");
+  EXPECT_EQ(legs->dims, (std::vector<uint64_t>{2, 2}));
+  EXPECT_EQ(legs->type, "market::Side[2][2]");
+  const FieldLayout* status = FindField(*order, "status");
+  EXPECT_EQ(status->enum_name, "");
+  EXPECT_EQ(status->kind, FieldKind::kUInt32);
+  EXPECT_EQ(FindField(*model->FindRecord("Note"), "power")->enum_name, "Switch");
+
+  // And the manifest keeps all of it.
+  absl::StatusOr<HandlerModel> back = HandlerModel::FromJson(model->ToJson());
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(*back, *model);
+}
+
+TEST(FrontendTest, EnumsThatHostCodeCannotNameAreRejected) {
+  struct Case {
+    std::string code;
+    std::string error;
+  };
+  const std::vector<Case> cases = {
+      {"struct M { enum class Side { kBuy }; Side side; };",
+       "x.cu:1:43: error: field 'side' of 'M' has type 'M::Side', an enum which is declared inside 'M'; enums in "
+       "messages must be declared at namespace scope, in a named namespace or none, so that the host header can "
+       "declare them"},
+      {"struct Holder { enum Side { kBuy }; }; struct M { Holder::Side sides[2]; };",
+       "x.cu:1:64: error: field 'sides' of 'M' has type 'Holder::Side', an enum which is declared inside 'Holder'"},
+      {"namespace { enum class Side { kBuy }; } struct M { Side side; };",
+       "x.cu:1:57: error: field 'side' of 'M' has type '(anonymous namespace)::Side', an enum which is declared in an "
+       "anonymous namespace"},
+      {"struct M { enum { kA, kB } mode; };",
+       "x.cu:1:28: error: field 'mode' of 'M' has an enum type without a name ('M::(unnamed enum at x.cu:1:12)'); "
+       "the host header must name it: declare a named enum at namespace scope"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.code);
+    std::vector<SourceFile> fragments = {
+        {"x.cu", c.code + "\nstruct RK_ACTOR A { int n; RK_HANDLER void on(const M&, rk::Ctx&) { n += 1; } };\n",
+         true}};
+    std::vector<Diagnostic> diagnostics;
+    EXPECT_THAT(ParseFragments(fragments, {}, &diagnostics),
+                StatusIs(absl::StatusCode::kInvalidArgument, ::testing::_));
+    ASSERT_EQ(diagnostics.size(), 1u) << FormatDiagnostics(diagnostics);
+    EXPECT_THAT(diagnostics[0].ToString(), ::testing::StartsWith(c.error));
+  }
 }
 
 TEST(FrontendTest, HeaderIncludedByTwoFragmentsIsReturnedOnce) {

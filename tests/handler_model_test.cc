@@ -34,8 +34,17 @@ FieldLayout Field(std::string name, std::string type, FieldKind kind, uint64_t o
   return f;
 }
 
+FieldLayout EnumField(std::string name, std::string enum_name, FieldKind kind, uint64_t offset,
+                      std::vector<uint64_t> dims = {}) {
+  FieldLayout f = Field(std::move(name), enum_name, kind, offset, FieldKindSize(kind), std::move(dims));
+  f.enum_name = std::move(enum_name);
+  return f;
+}
+
 // A model with nested records, arrays of records, multi-dimensional arrays,
-// char arrays, actor ids, thread and block handlers and routes.
+// char arrays, actor ids, enums (scoped and not, negative values, a uint64
+// value above INT64_MAX, an array of enums), thread and block handlers and
+// routes.
 HandlerModel RichModel() {
   HandlerModel m;
   m.sources = {{"walker.cu", "#include \"geo.h\"\nstruct RK_ACTOR Walker {};\n", true},
@@ -60,12 +69,15 @@ HandlerModel RichModel() {
   RecordLayout ping;
   ping.name = "Ping";
   ping.tag = "class";
-  ping.size = 20;
-  ping.alignment = 4;
+  ping.size = 40;
+  ping.alignment = 8;
   ping.message_id = 2;
   ping.location = {"walker.cu", 9, 7};
   ping.fields = {Field("from", "rk::ActorId", FieldKind::kActorId, 0, 4),
-                 Field("label", "char[16]", FieldKind::kChar, 4, 1, {16})};
+                 Field("label", "char[16]", FieldKind::kChar, 4, 1, {16}),
+                 EnumField("turns", "geo::Turn", FieldKind::kInt8, 20, {2}),
+                 EnumField("level", "Level", FieldKind::kUInt64, 24),
+                 EnumField("last", "geo::Turn", FieldKind::kInt8, 32)};
 
   RecordLayout vec2;
   vec2.name = "geo::Vec2";
@@ -76,6 +88,21 @@ HandlerModel RichModel() {
   vec2.location = {"geo.h", 1, 8};
   vec2.fields = {Field("x", "float", FieldKind::kFloat32, 0, 4), Field("y", "float", FieldKind::kFloat32, 4, 4)};
   m.records = {move, ping, vec2};
+
+  EnumLayout level;  // unscoped, at global scope
+  level.name = "Level";
+  level.scoped = false;
+  level.kind = FieldKind::kUInt64;
+  level.location = {"walker.cu", 7, 6};
+  level.enumerators = {{"kLow", 0}, {"kTop", static_cast<int64_t>(~uint64_t{0})}};
+  EnumLayout turn;
+  turn.name = "geo::Turn";
+  turn.namespaces = {"geo"};
+  turn.scoped = true;
+  turn.kind = FieldKind::kInt8;
+  turn.location = {"geo.h", 2, 12};
+  turn.enumerators = {{"kLeft", -1}, {"kStraight", 0}, {"kRight", 1}};
+  m.enums = {level, turn};  // sorted by name: 'L' < 'g'
 
   ActorInfo walker;
   walker.name = "geo::Walker";
@@ -127,6 +154,32 @@ TEST(HandlerModelJsonTest, JsonShape) {
   EXPECT_EQ(j["actors"][0]["handlers"][1]["kind"], "block");
   EXPECT_EQ(j["actors"][1]["zero_initialized"], false);
   EXPECT_EQ(j["routes"][0]["uses"].size(), 2u);
+  // Enums: the field names its enum and keeps the underlying kind; values
+  // are written as the underlying type holds them.
+  EXPECT_EQ(j["records"][1]["fields"][2]["enum"], "geo::Turn");
+  EXPECT_EQ(j["records"][1]["fields"][2]["kind"], "int8");
+  EXPECT_FALSE(j["records"][1]["fields"][1].contains("enum"));  // only enum fields name one
+  EXPECT_EQ(j["enums"][0]["name"], "Level");
+  EXPECT_EQ(j["enums"][0]["scoped"], false);
+  EXPECT_EQ(j["enums"][0]["kind"], "uint64");
+  EXPECT_EQ(j["enums"][0]["enumerators"][1], json({{"name", "kTop"}, {"value", ~uint64_t{0}}}));
+  EXPECT_TRUE(j["enums"][0]["enumerators"][1]["value"].is_number_unsigned());
+  EXPECT_EQ(j["enums"][1]["namespaces"], json::array({"geo"}));
+  EXPECT_EQ(j["enums"][1]["enumerators"][0], json({{"name", "kLeft"}, {"value", -1}}));
+}
+
+TEST(HandlerModelJsonTest, ManifestsWrittenBeforeEnumsStillRead) {
+  // Then enum fields were plain integers: no "enums", no field "enum".
+  json j = RichModel().ToJson();
+  j.erase("enums");
+  for (json& f : j["records"][1]["fields"]) f.erase("enum");
+  absl::StatusOr<HandlerModel> back = HandlerModel::FromJson(j);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_TRUE(back->enums.empty());
+  const FieldLayout& turns = back->FindRecord("Ping")->fields[2];
+  EXPECT_EQ(turns.kind, FieldKind::kInt8);
+  EXPECT_EQ(turns.enum_name, "");
+  EXPECT_EQ(turns.dims, (std::vector<uint64_t>{2}));
 }
 
 TEST(HandlerModelJsonTest, EmptyModelRoundTrips) {
@@ -341,6 +394,41 @@ TEST(HandlerModelJsonTest, RejectsDuplicatesAndBadEnums) {
   ExpectRejected([](json& j) { j["records"][0]["fields"][3]["dims"][1] = 0; },
                  "model.records[0].fields[3].dims[1]: array extents must be at least 1");
   ExpectRejected([](json& j) { j["max_payload"] = 0; }, "model.max_payload: must be at least 1");
+}
+
+TEST(HandlerModelJsonTest, RejectsInconsistentEnums) {
+  ExpectRejected([](json& j) { j["records"][1]["fields"][2]["enum"] = "geo::Bearing"; },
+                 "model.records[1].fields[2].enum: names no enum of the model: 'geo::Bearing'");
+  ExpectRejected([](json& j) { j["enums"].erase(1); },
+                 "model.records[1].fields[2].enum: names no enum of the model: 'geo::Turn'");
+  ExpectRejected(
+      [](json& j) {
+        j["records"][1]["fields"][4]["kind"] = "uint8";
+      },
+      "model.records[1].fields[4].kind: 'uint8' does not match the underlying type of geo::Turn ('int8')");
+  ExpectRejected([](json& j) { j["records"][0]["fields"][0]["enum"] = "geo::Turn"; },
+                 "model.records[0].fields[0].enum: a field of kind 'record' cannot be an enum");
+  ExpectRejected([](json& j) { j["enums"][1]["kind"] = "float32"; },
+                 "model.enums[1].kind: 'float32' cannot be the underlying type of an enum");
+  ExpectRejected([](json& j) { j["enums"][1]["enumerators"][0]["value"] = -129; },
+                 "model.enums[1].enumerators[0].value: -129 does not fit the enum's underlying type int8 (-128..127)");
+  ExpectRejected([](json& j) { j["enums"][1]["enumerators"][2]["value"] = 128; },
+                 "model.enums[1].enumerators[2].value: 128 does not fit the enum's underlying type int8 (-128..127)");
+  ExpectRejected(
+      [](json& j) { j["enums"][0]["enumerators"][0]["value"] = -1; },
+      "model.enums[0].enumerators[0].value: -1 does not fit the enum's underlying type uint64 "
+      "(0..18446744073709551615)");
+  ExpectRejected([](json& j) { j["enums"][0]["enumerators"][0]["value"] = 0.5; },
+                 "model.enums[0].enumerators[0].value: expected an integer, got number");
+  ExpectRejected([](json& j) { j["enums"][1]["enumerators"][2]["name"] = "kLeft"; },
+                 "model.enums[1].enumerators[2].name: duplicate enumerator 'kLeft'");
+  ExpectRejected([](json& j) { j["enums"][1]["name"] = "Level"; }, "model.enums[1].name: duplicate enum 'Level'");
+  ExpectRejected([](json& j) { j["enums"][1]["name"] = "Ping"; },
+                 "model.enums[1].name: 'Ping' is both a record and an enum");
+  ExpectRejected([](json& j) { std::swap(j["enums"][0], j["enums"][1]); },
+                 "model.enums[1].name: enums must be sorted by name: 'Level' comes after 'geo::Turn'");
+  ExpectRejected([](json& j) { j["enums"][0].erase("scoped"); }, "model.enums[0].scoped: missing");
+  ExpectRejected([](json& j) { j["enums"] = json::object(); }, "model.enums: expected an array, got object");
 }
 
 TEST(HandlerModelJsonTest, RejectsOverflowingArraySize) {

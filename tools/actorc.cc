@@ -311,6 +311,16 @@ int Inspect(const Args& args) {
     nested = true;
     PrintRecord(r, std::cout);
   }
+  if (!m.enums.empty()) std::cout << "\nenums:\n";
+  for (const jit::EnumLayout& e : m.enums) {
+    std::vector<std::string> values;
+    for (const jit::EnumeratorLayout& v : e.enumerators) {
+      values.push_back(absl::StrCat(v.name, " = ", jit::FormatEnumeratorValue(e.kind, v.value)));
+    }
+    std::cout << "  " << (e.scoped ? "enum class " : "enum ") << e.name << " : " << jit::FieldKindName(e.kind)
+              << "  { " << absl::StrJoin(values, ", ") << (values.empty() ? "}" : " }") << "  "
+              << e.location.ToString() << "\n";
+  }
   std::cout << "\nroutes:\n";
   if (m.routes.empty()) std::cout << "  (none)\n";
   for (const jit::RouteInfo& r : m.routes) {

@@ -4,16 +4,26 @@
 //
 // A host struct stands for one of the program's message types when it has
 // the same layout and is named through `rk::MessageTraits`. `actorc header`
-// generates such structs; an application that shares a header with its
-// fragments names them itself:
+// generates such structs (and the enums their fields use), each declared
+// with its layout signature:
+//
+//   struct Deposit { int32_t account; int64_t cents; };
+//   RK_HOST_MESSAGE_LAYOUT(::Deposit, "Deposit", "account:int32@0;cents:int64@8");
+//
+// The runtime checks the name against the program, and the signature
+// against the layout the front-end extracted, field by field (names, types,
+// enums, array extents, offsets): a header generated for another version of
+// the program is refused with the first field that differs, instead of
+// corrupting messages. An application that shares a header with its
+// fragments can name the structs itself:
 //
 //   struct Deposit { int account; long long cents; };   // also included by bank.cu
 //   RK_HOST_MESSAGE(Deposit, "Deposit");
 //
 //   system->Send(bank, Deposit{1, 500});
 //
-// The runtime checks the name against the program and the size and alignment
-// against the layout the front-end extracted, once per type and system.
+// RK_HOST_MESSAGE checks only the name, size and alignment: reordered fields
+// of the same sizes go unnoticed. Both are checked once per type and system.
 #ifndef RINGKERNEL_MESSAGE_H_
 #define RINGKERNEL_MESSAGE_H_
 
@@ -29,14 +39,26 @@
 namespace rk {
 
 // Specialise with `static constexpr const char* kName = "Qualified::Name";`
-// (RK_HOST_MESSAGE does it).
+// and optionally `static constexpr const char* kLayout = "signature";`, the
+// layout signature of the program's type (jit::LayoutSignature) — or use
+// the macros below, at global scope.
 template <class M>
 struct MessageTraits;
 
+// Name only: the runtime checks the name, size and alignment.
 #define RK_HOST_MESSAGE(Type, Name)                      \
   template <>                                            \
   struct rk::MessageTraits<Type> {                       \
     static constexpr const char* kName = Name;           \
+  }
+
+// Name and layout signature, as `actorc header` writes them: the runtime
+// also checks every field against the program.
+#define RK_HOST_MESSAGE_LAYOUT(Type, Name, Layout)       \
+  template <>                                            \
+  struct rk::MessageTraits<Type> {                       \
+    static constexpr const char* kName = Name;           \
+    static constexpr const char* kLayout = Layout;       \
   }
 
 namespace detail {
@@ -46,6 +68,17 @@ template <class M>
 uint32_t TypeSlot() {
   static const uint32_t slot = NextTypeSlot();
   return slot;
+}
+
+// The traits' layout signature, or nullptr for traits without one
+// (RK_HOST_MESSAGE).
+template <class M>
+constexpr const char* HostLayout() {
+  if constexpr (requires { MessageTraits<M>::kLayout; }) {
+    return MessageTraits<M>::kLayout;
+  } else {
+    return nullptr;
+  }
 }
 }  // namespace detail
 

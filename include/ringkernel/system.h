@@ -260,9 +260,13 @@ class System {
   template <class M>
   absl::Status ResolveType(uint32_t* id) {
     static_assert(std::is_trivially_copyable_v<M>, "messages are trivially copyable");
-    return ResolveTypeSlot(detail::TypeSlot<M>(), MessageTraits<M>::kName, sizeof(M), alignof(M), id);
+    return ResolveTypeSlot(detail::TypeSlot<M>(), MessageTraits<M>::kName, detail::HostLayout<M>(), sizeof(M),
+                           alignof(M), id);
   }
-  absl::Status ResolveTypeSlot(uint32_t slot, const char* name, size_t size, size_t align, uint32_t* id);
+  // `layout`: the host type's layout signature, or nullptr to check only
+  // the name, size and alignment.
+  absl::Status ResolveTypeSlot(uint32_t slot, const char* name, const char* layout, size_t size, size_t align,
+                               uint32_t* id);
   absl::Status SendTyped(ActorId to, uint32_t type_id, const void* bytes, size_t size, uint64_t correlation,
                          absl::Time deadline);
   absl::StatusOr<Message> AskTyped(ActorId to, uint32_t type_id, const void* bytes, size_t size,
