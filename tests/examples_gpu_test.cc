@@ -9,6 +9,9 @@
 //     is later than the serve's;
 //   * reduce.cu: a block handler sums a chunk with shared-memory scratch
 //     and barriers, and the result equals the CPU's sum.
+// The host's message types are the ones `actorc header` generates from the
+// examples, as an application would use them, so every Send and Ask also
+// checks their layouts against the program that runs.
 #include <cmath>
 #include <numeric>
 
@@ -18,31 +21,11 @@
 #include "tests/gpu_test_support.h"
 #include "tests/test_support.h"
 
-namespace rk {
-namespace {
-
-struct Deposit { int account; long long cents; };
-struct Withdraw { int account; long long cents; };
-struct Query { int account; };
-struct Balance { int account; long long cents; };
-struct Overdraft { int account; long long requested; long long available; };
-struct Serve { ActorId partner; int exchanges; };
-struct RallyOver { ActorId last_hitter; int hits; unsigned long long served_at; unsigned long long ended_at; };
-struct Chunk { int n; float values[64]; };
-struct Sum { int n; float total; double running_total; };
-
-}  // namespace
-}  // namespace rk
-
-RK_HOST_MESSAGE(rk::Deposit, "Deposit");
-RK_HOST_MESSAGE(rk::Withdraw, "Withdraw");
-RK_HOST_MESSAGE(rk::Query, "Query");
-RK_HOST_MESSAGE(rk::Balance, "Balance");
-RK_HOST_MESSAGE(rk::Overdraft, "Overdraft");
-RK_HOST_MESSAGE(rk::Serve, "Serve");
-RK_HOST_MESSAGE(rk::RallyOver, "RallyOver");
-RK_HOST_MESSAGE(rk::Chunk, "Chunk");
-RK_HOST_MESSAGE(rk::Sum, "Sum");
+// The examples' message types, generated at build time from the same
+// fragments by ringkernel_add_program (tests/CMakeLists.txt).
+#include "bank_program.h"      // Deposit, Withdraw, Query, Balance, Overdraft
+#include "pingpong_program.h"  // Serve, Ball, RallyOver
+#include "reduce_program.h"    // Chunk, Sum
 
 namespace rk {
 namespace {

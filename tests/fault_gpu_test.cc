@@ -21,21 +21,9 @@
 #include "tests/gpu_test_support.h"
 #include "tests/test_support.h"
 
-namespace rk {
-namespace {
-
-struct Spin { int forever; };
-struct Crash { unsigned long long address; };
-struct Poke { int fail_code; };
-struct Poked { int pokes; };
-
-}  // namespace
-}  // namespace rk
-
-RK_HOST_MESSAGE(rk::Spin, "Spin");
-RK_HOST_MESSAGE(rk::Crash, "Crash");
-RK_HOST_MESSAGE(rk::Poke, "Poke");
-RK_HOST_MESSAGE(rk::Poked, "Poked");
+// The message types of semantics.cu, generated at build time from it by
+// ringkernel_add_program (tests/CMakeLists.txt): Spin, Crash, Poke, Poked, ...
+#include "semantics_program.h"
 
 namespace rk {
 namespace {

@@ -14,7 +14,8 @@
 //   * block handlers with scratch and sync;
 //   * default member initialisers run at spawn;
 //   * host messages of mixed sizes wrap the host ring whole and in order;
-//   * Stop drains and reports; bad host input gets a clear error.
+//   * Stop drains and reports; bad host input gets a clear error, and a host
+//     type whose layout signature is not the program's is refused.
 // Faults (traps, stuck handlers) are in fault_gpu_test.cc. Every test skips
 // with the reason when there is no CUDA device.
 #include <atomic>
@@ -40,69 +41,29 @@
 #include "tests/gpu_test_support.h"
 #include "tests/test_support.h"
 
+// The message types of semantics.cu, generated at build time from it by
+// ringkernel_add_program (tests/CMakeLists.txt), with their layout
+// signatures: every Send and Ask below also checks them against the program.
+#include "semantics_program.h"
+
 namespace rk {
 namespace {
 
 using ::rk::testing::StatusIs;
 using ::testing::HasSubstr;
 
-// Host mirrors of the messages of semantics.cu.
-struct Seq { int producer; int n; };
-struct SeqQuery { int producer; };
-struct SeqReport { long long received; long long violations; int last; int distinct_senders; };
-struct Produce { ActorId to; int producer; int count; };
-struct Produced { int producer; int sent; int full; int no_actor; };
-struct Slow { int n; };
-struct SlowCount { long long handled; };
-struct Burst { ActorId to; int count; };
-struct BurstResult { int ok; int full; };
-struct Notify { int value; };
-struct NotifyResult { unsigned status; };
-struct Noted { int value; };
-struct Poke { int fail_code; };
-struct Poked { int pokes; };
-struct Tick { unsigned long long sender_stamp; };
-struct Tock { unsigned long long now; unsigned long long sender_stamp; };
-struct Relay { ActorId to; };
-struct Peek { int unused; };
-struct Defaults { int seven; long long zero; float half; };
-struct Loop { int unused; };
-struct LoopQuery { int stop; };
-struct LoopCount { long long loops; };
-struct Little { int n; unsigned char bytes[20]; };
-struct Large { int n; int len; unsigned char bytes[400]; };
-struct MixQuery { int unused; };
-struct MixReport { long long received; long long out_of_order; long long bad_bytes; int last; };
+// Written by hand on purpose: Seq as a stale header might declare it, with
+// the program's name, size and alignment but the fields in another order
+// (and the layout signature of that order). Only the layout check can tell
+// it from the program's Seq, which
+// AHostTypeWithAStaleLayoutIsRefusedAndNothingIsSent checks; a header
+// generated from semantics.cu is always the program's, so it cannot be one.
+struct StaleSeq { int32_t n; int32_t producer; };
 
 }  // namespace
 }  // namespace rk
 
-RK_HOST_MESSAGE(rk::Seq, "Seq");
-RK_HOST_MESSAGE(rk::SeqQuery, "SeqQuery");
-RK_HOST_MESSAGE(rk::SeqReport, "SeqReport");
-RK_HOST_MESSAGE(rk::Produce, "Produce");
-RK_HOST_MESSAGE(rk::Produced, "Produced");
-RK_HOST_MESSAGE(rk::Slow, "Slow");
-RK_HOST_MESSAGE(rk::SlowCount, "SlowCount");
-RK_HOST_MESSAGE(rk::Burst, "Burst");
-RK_HOST_MESSAGE(rk::BurstResult, "BurstResult");
-RK_HOST_MESSAGE(rk::Notify, "Notify");
-RK_HOST_MESSAGE(rk::NotifyResult, "NotifyResult");
-RK_HOST_MESSAGE(rk::Noted, "Noted");
-RK_HOST_MESSAGE(rk::Poke, "Poke");
-RK_HOST_MESSAGE(rk::Poked, "Poked");
-RK_HOST_MESSAGE(rk::Tick, "Tick");
-RK_HOST_MESSAGE(rk::Tock, "Tock");
-RK_HOST_MESSAGE(rk::Relay, "Relay");
-RK_HOST_MESSAGE(rk::Peek, "Peek");
-RK_HOST_MESSAGE(rk::Defaults, "Defaults");
-RK_HOST_MESSAGE(rk::Loop, "Loop");
-RK_HOST_MESSAGE(rk::LoopQuery, "LoopQuery");
-RK_HOST_MESSAGE(rk::LoopCount, "LoopCount");
-RK_HOST_MESSAGE(rk::Little, "Little");
-RK_HOST_MESSAGE(rk::Large, "Large");
-RK_HOST_MESSAGE(rk::MixQuery, "MixQuery");
-RK_HOST_MESSAGE(rk::MixReport, "MixReport");
+RK_HOST_MESSAGE_LAYOUT(rk::StaleSeq, "Seq", "n:int32@0;producer:int32@4");
 
 namespace rk {
 namespace {
@@ -438,6 +399,35 @@ TEST_F(SystemGpuTest, HostInputErrorsAreClearAndLoseNothing) {
   EXPECT_EQ(r->received, 0) << "refused sends never reach the actor";
   ASSERT_TRUE(sys->Stop().ok());
   EXPECT_THAT(sys->Send(seq, Seq{0, 1}), StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("exited")));
+}
+
+TEST_F(SystemGpuTest, AHostTypeWithAStaleLayoutIsRefusedAndNothingIsSent) {
+  auto sys = StartSystem();
+  ASSERT_NE(sys, nullptr);
+  const ActorId seq = SpawnOrDie(*sys, "Sequencer", "seq");
+  const std::string expected =
+      "host type for 'Seq' does not match the program's layout of it: the 1st field is 'n' (int32 at offset 0) in "
+      "the host type but 'producer' (int32 at offset 0) in the program. The host type's layout is from a header "
+      "generated for another version of the program (or edited since); regenerate the header with `actorc header`";
+  EXPECT_THAT(sys->Send(seq, StaleSeq{1, 0}), StatusIs(absl::StatusCode::kInvalidArgument, expected));
+  // Refused every time (a refusal is not cached), and by Ask too.
+  EXPECT_THAT(sys->Send(seq, StaleSeq{1, 0}, absl::Now() + kAsk),
+              StatusIs(absl::StatusCode::kInvalidArgument, expected));
+  EXPECT_THAT(sys->Ask<SeqReport>(seq, StaleSeq{1, 0}, kAsk), StatusIs(absl::StatusCode::kInvalidArgument, expected));
+  absl::StatusOr<SystemStats> stats = sys->Stats();
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_EQ(stats->host_sent, 0u) << "nothing reached the ring";
+  ASSERT_NE(stats->Find("seq"), nullptr);
+  EXPECT_EQ(stats->Find("seq")->received, 0u);
+
+  // The same message type through the generated host type, whose layout is
+  // the program's.
+  ASSERT_TRUE(sys->Send(seq, Seq{3, 1}).ok());
+  absl::StatusOr<SeqReport> r = sys->Ask<SeqReport>(seq, SeqQuery{3}, kAsk);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->received, 1) << "only the message with the right layout arrived";
+  EXPECT_EQ(r->violations, 0);
+  EXPECT_EQ(r->last, 1);
 }
 
 TEST_F(SystemGpuTest, StatsAreReadWhileTheKernelRuns) {

@@ -80,7 +80,9 @@ int main(int argc, char** argv) {
       return 1;
     }
     const long long want = static_cast<long long>(kAdds) * (kAdds + 1);
-    std::printf("counter%d: %lld messages, sum %lld (expected %d and %lld)\n", i, t->count, t->sum, 2 * kAdds, want);
+    // The generated Totals has the program's fixed-width fields (int64_t).
+    std::printf("counter%d: %lld messages, sum %lld (expected %d and %lld)\n", i, static_cast<long long>(t->count),
+                static_cast<long long>(t->sum), 2 * kAdds, want);
     if (t->count != 2 * kAdds || t->sum != want) ++wrong;
   }
   absl::StatusOr<rk::SystemStats> stats = sys.Stats();
