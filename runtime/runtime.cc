@@ -2,8 +2,12 @@
 #include "ringkernel/runtime.h"
 
 #include <atomic>
+#include <map>
+#include <string>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "jit/builder.h"
 #include "jit/frontend.h"
 #include "jit/package.h"
@@ -61,13 +65,36 @@ absl::StatusOr<const jit::Builder*> RuntimeImpl::builder() {
   return &*builder_;
 }
 
-Runtime::Runtime(std::unique_ptr<RuntimeImpl> impl) : impl_(std::move(impl)) {}
+namespace {
+// The system running on each device of this process (RuntimeImpl::TakeForSystem).
+absl::Mutex systems_mu(absl::kConstInit);
+std::map<int, std::string>& RunningSystems() ABSL_EXCLUSIVE_LOCKS_REQUIRED(systems_mu) {
+  static auto* running = new std::map<int, std::string>();
+  return *running;
+}
+}  // namespace
 
-Runtime::~Runtime() {
-  if (impl_ != nullptr && impl_->poisoned()) {
+bool RuntimeImpl::TakeForSystem(const std::string& who, std::string* holder) {
+  absl::MutexLock lock(&systems_mu);
+  auto [it, taken] = RunningSystems().emplace(info_.ordinal, who);
+  if (!taken) *holder = it->second;
+  return taken;
+}
+
+void RuntimeImpl::ReturnFromSystem() {
+  absl::MutexLock lock(&systems_mu);
+  RunningSystems().erase(info_.ordinal);
+}
+
+Runtime::Runtime(std::shared_ptr<RuntimeImpl> impl) : impl_(std::move(impl)) {}
+
+Runtime::~Runtime() = default;
+
+RuntimeImpl::~RuntimeImpl() {
+  if (poisoned()) {
     // A kernel that never returned still runs in the context; releasing it
     // would wait forever. Leave it (and the device) to the process's exit.
-    new cuda::PrimaryContext(std::move(impl_->context()));
+    new cuda::PrimaryContext(std::move(context_));
   }
 }
 
@@ -164,7 +191,7 @@ absl::StatusOr<Program> Runtime::LoadPackage(jit::Package package) {
 
 absl::StatusOr<std::unique_ptr<System>> Runtime::Start(const Program& program, const SystemOptions& options) {
   if (program.package_ == nullptr) return absl::InvalidArgumentError("Start: the program is empty");
-  RK_ASSIGN_OR_RETURN(std::unique_ptr<SystemImpl> impl, SystemImpl::Start(impl_.get(), program.package_, options));
+  RK_ASSIGN_OR_RETURN(std::unique_ptr<SystemImpl> impl, SystemImpl::Start(impl_, program.package_, options));
   return std::unique_ptr<System>(new System(std::move(impl)));
 }
 

@@ -22,6 +22,8 @@ class RuntimeImpl {
   RuntimeImpl(cuda::Device device, cuda::PrimaryContext context, std::optional<jit::Builder> builder,
               DeviceInfo info)
       : device_(std::move(device)), context_(std::move(context)), builder_(std::move(builder)), info_(std::move(info)) {}
+  // Releases the device context, unless a System's kernel never returned.
+  ~RuntimeImpl();
 
   const cuda::Device& device() const { return device_; }
   cuda::PrimaryContext& context() { return context_; }
@@ -35,6 +37,17 @@ class RuntimeImpl {
   // that kernel, so the runtime leaves it to the process's exit.
   void MarkPoisoned() { poisoned_.store(true); }
   bool poisoned() const { return poisoned_.load(); }
+
+  // One system at a time per device in a process (every Runtime of a device
+  // shares its primary context): while a system's kernel runs, loading
+  // another program's module (or a synchronous allocation or copy) in that
+  // context waits for the kernel to exit — measured on an H100: a second
+  // Start blocked until the first system stopped. So Start takes the device
+  // (TakeForSystem) before any of that, and refuses at once when another
+  // system holds it; the system gives it back once its kernel has exited.
+  // `holder` describes the running one, for the refusal.
+  bool TakeForSystem(const std::string& who, std::string* holder);
+  void ReturnFromSystem();
 
   RuntimeOptions options;
 

@@ -97,10 +97,10 @@ std::string StopReport::ToString() const {
 
 // ---- Start. ----
 
-absl::StatusOr<std::unique_ptr<SystemImpl>> SystemImpl::Start(RuntimeImpl* runtime,
+absl::StatusOr<std::unique_ptr<SystemImpl>> SystemImpl::Start(std::shared_ptr<RuntimeImpl> runtime,
                                                               std::shared_ptr<const jit::Package> package,
                                                               const SystemOptions& options) {
-  std::unique_ptr<SystemImpl> sys(new SystemImpl(runtime, std::move(package), options));
+  std::unique_ptr<SystemImpl> sys(new SystemImpl(std::move(runtime), std::move(package), options));
   RK_RETURN_IF_ERROR(sys->Init());
   return sys;
 }
@@ -129,6 +129,19 @@ absl::Status SystemImpl::Init() {
     }
   }
 
+  // Before anything that would wait for another system's kernel (see
+  // RuntimeImpl::TakeForSystem).
+  {
+    std::string holder;
+    const std::string program =
+        package_->model.sources.empty() ? std::string("a program") : package_->model.sources.front().name;
+    if (!runtime_->TakeForSystem(absl::StrCat("a system (of ", program, ")"), &holder)) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "Start: this runtime already runs ", holder, "; one system runs at a time on a device (while its kernel "
+          "runs, loading another would wait for it to exit). Stop it first, or spawn these actors in it"));
+    }
+    holds_runtime_ = true;
+  }
   cuda::PrimaryContext& ctx = runtime_->context();
   RK_RETURN_IF_ERROR(ctx.MakeCurrent());
   const DeviceInfo& info = runtime_->info();
@@ -336,12 +349,22 @@ absl::Status SystemImpl::Init() {
   return absl::OkStatus();
 }
 
+void SystemImpl::ReturnRuntime() {
+  if (holds_runtime_ && !runtime_returned_.exchange(true)) runtime_->ReturnFromSystem();
+}
+
 SystemImpl::~SystemImpl() {
-  if (!launched_) return;
+  if (!launched_) {
+    ReturnRuntime();
+    return;
+  }
   const KernelPhase ph = phase_.load();
   if (ph == KernelPhase::kRunning || ph == KernelPhase::kDraining || ph == KernelPhase::kStarting) {
     (void)Stop(absl::Seconds(10));
   }
+  // A kernel that never returned keeps the device: the runtime stays taken
+  // (a later Start is refused instead of waiting for it forever).
+  if (phase_.load() != KernelPhase::kAbandoned) ReturnRuntime();
   if (phase_.load() == KernelPhase::kAbandoned) {
     // The kernel never returned, and nothing in CUDA ends a running kernel
     // short of the process exiting: freeing its memory, unloading its module
@@ -451,6 +474,9 @@ absl::StatusOr<uint64_t> SystemImpl::SendControl(ControlOp op, uint32_t a0, uint
 }
 
 absl::Status SystemImpl::WaitFor(const u64* index, uint64_t target, absl::Duration timeout, const char* what) {
+  if (time_out_next_control_wait_.exchange(false)) {
+    return absl::DeadlineExceededError(absl::StrCat("timed out (injected) waiting for ", what));
+  }
   const auto deadline = Clock::now() + absl::ToChronoNanoseconds(timeout);
   uint32_t spins = 0;
   while (Load(index) < target) {
@@ -646,7 +672,11 @@ absl::StatusOr<uint64_t> SystemImpl::ArenaAlloc(uint64_t bytes, uint64_t align) 
 }
 
 absl::StatusOr<ActorId> SystemImpl::Spawn(std::string_view type, std::string_view name) {
-  if (!accepting_.load()) return absl::FailedPreconditionError("Spawn: the system is not running");
+  if (!accepting_.load()) {
+    absl::MutexLock lock(&state_mu_);
+    if (!fault_.ok()) return fault_;
+    return absl::FailedPreconditionError("Spawn: the system is not running");
+  }
   const jit::ActorInfo* actor = package_->model.FindActor(type);
   if (actor == nullptr) {
     std::vector<std::string> names;
@@ -657,25 +687,36 @@ absl::StatusOr<ActorId> SystemImpl::Spawn(std::string_view type, std::string_vie
   if (name.empty() || name == "host") {
     return Invalid(absl::StrCat("Spawn: '", std::string(name), "' cannot name an actor"));
   }
-  absl::MutexLock lock(&mu_);
-  if (by_name_.contains(std::string(name))) {
-    return absl::AlreadyExistsError(absl::StrCat("Spawn: an actor named '", std::string(name), "' already exists"));
+  // One spawn at a time, held across the wait for the GPU (see the lock
+  // order in system_impl.h): mu_ is taken only to read and to record, so
+  // that a fault or a timeout found while waiting can name actors.
+  absl::MutexLock spawn_lock(&spawn_mu_);
+  uint32_t index = 0, worker = 0, lane = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    if (by_name_.contains(std::string(name))) {
+      return absl::AlreadyExistsError(absl::StrCat("Spawn: an actor named '", std::string(name), "' already exists"));
+    }
+    index = static_cast<uint32_t>(actors_.size());
+    if (index >= params_.max_actors) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("Spawn: the system holds ", params_.max_actors, " actors (SystemOptions::max_actors)"));
+    }
+    worker = static_cast<uint32_t>(std::min_element(worker_load_.begin(), worker_load_.end()) - worker_load_.begin());
+    lane = worker_load_[worker];
   }
-  const uint32_t index = static_cast<uint32_t>(actors_.size());
-  if (index >= params_.max_actors) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("Spawn: the system holds ", params_.max_actors, " actors (SystemOptions::max_actors)"));
-  }
-  const uint32_t worker =
-      static_cast<uint32_t>(std::min_element(worker_load_.begin(), worker_load_.end()) - worker_load_.begin());
   const MailboxShape shape = MailboxShapeFor(static_cast<u32>(package_->model.MaxHandledSize(*actor)));
   const uint32_t log2 = Log2(options_.mailbox_capacity);
   const uint64_t box_bytes = MailboxBytes(log2, shape.slot_bytes);
   const uint64_t state_bytes = AlignUp(std::max<uint64_t>(actor->state_size, 1), 16);
-  RK_ASSIGN_OR_RETURN(uint64_t box, ArenaAlloc(box_bytes, kLineBytes));
-  RK_ASSIGN_OR_RETURN(uint64_t state, ArenaAlloc(state_bytes, std::max<uint64_t>(16, actor->state_alignment)));
-  mailbox_bytes_ += box_bytes;
-  state_bytes_ += state_bytes;
+  uint64_t box = 0, state = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    RK_ASSIGN_OR_RETURN(box, ArenaAlloc(box_bytes, kLineBytes));
+    RK_ASSIGN_OR_RETURN(state, ArenaAlloc(state_bytes, std::max<uint64_t>(16, actor->state_alignment)));
+    mailbox_bytes_ += box_bytes;
+    state_bytes_ += state_bytes;
+  }
   SpawnRecord rec{};
   rec.actor = index;
   rec.type = actor->type_id;
@@ -686,14 +727,25 @@ absl::StatusOr<ActorId> SystemImpl::Spawn(std::string_view type, std::string_vie
   rec.slot_bytes = shape.slot_bytes;
   rec.state_bytes = static_cast<u32>(state_bytes);
   rec.plain_bytes = shape.plain_bytes;
-  rec.lane = worker_load_[worker];
+  rec.lane = lane;
   RK_ASSIGN_OR_RETURN(uint64_t seq, SendControl(ControlOp::kSpawn, index, 0, &rec, sizeof(rec)));
-  RK_RETURN_IF_ERROR(WaitFor(&control_->ack.value, seq, kControlTimeout, "a spawn to be applied"));
+  // From here on the record is in the ring and the GPU may apply it at any
+  // time, whatever the wait below says: its index and lane are used up
+  // either way, so that no later spawn can put a second actor (and a second
+  // owner) there.
+  const absl::Status applied = WaitFor(&control_->ack.value, seq, kControlTimeout, "a spawn to be applied");
+  absl::MutexLock lock(&mu_);
+  ++worker_load_[worker];
+  if (!applied.ok()) {
+    // Not named and never handed out: the host does not send to it (Send
+    // finds no type for the index), and a later Spawn may take the name.
+    actors_.push_back(ActorRecord{absl::StrCat("(spawn of '", std::string(name), "' timed out)"), actor->type_id, worker});
+    return applied;
+  }
   actors_.push_back(ActorRecord{std::string(name), actor->type_id, worker});
   by_name_[std::string(name)] = index;
-  ++worker_load_[worker];
   actor_types_[index].store(actor->type_id + 1, std::memory_order_relaxed);
-  actor_place_[index].store(uint64_t{worker} | uint64_t{rec.lane} << 32, std::memory_order_relaxed);
+  actor_place_[index].store(uint64_t{worker} | uint64_t{lane} << 32, std::memory_order_relaxed);
   actor_count_.store(index + 1, std::memory_order_release);
   return ActorId{index};
 }
@@ -713,7 +765,11 @@ std::optional<std::string> SystemImpl::NameOf(ActorId id) const {
 }
 
 absl::Status SystemImpl::Bind(std::string_view route, uint32_t actor) {
-  if (!accepting_.load()) return absl::FailedPreconditionError("Bind: the system is not running");
+  if (!accepting_.load()) {
+    absl::MutexLock lock(&state_mu_);
+    if (!fault_.ok()) return fault_;
+    return absl::FailedPreconditionError("Bind: the system is not running");
+  }
   const jit::RouteInfo* r = package_->model.FindRoute(route);
   if (r == nullptr) {
     std::vector<std::string> names;
@@ -721,7 +777,8 @@ absl::Status SystemImpl::Bind(std::string_view route, uint32_t actor) {
     return absl::NotFoundError(absl::StrCat("the program uses no route '", std::string(route), "'; it uses ",
                                             names.empty() ? "none" : absl::StrJoin(names, ", ")));
   }
-  if (actor != kNoActorValue && actor != kHostActorValue && actor >= actor_count_.load()) {
+  if (actor != kNoActorValue && actor != kHostActorValue &&
+      (actor >= actor_count_.load() || actor_types_[actor].load(std::memory_order_relaxed) == 0)) {
     return absl::NotFoundError(absl::StrCat("Bind: no actor with id ", actor));
   }
   RK_ASSIGN_OR_RETURN(uint64_t seq, SendControl(ControlOp::kBind, r->id, actor, nullptr, 0));
@@ -779,7 +836,11 @@ absl::Status SystemImpl::Send(ActorId to, uint32_t type_id, const void* bytes, s
     return to.is_host() ? Invalid("Send: the host cannot send to itself")
                         : absl::NotFoundError(absl::StrCat("Send: no actor with id ", to.value));
   }
-  const uint32_t actor_type = actor_types_[to.value].load(std::memory_order_relaxed) - 1;
+  const uint32_t type_plus_one = actor_types_[to.value].load(std::memory_order_relaxed);
+  if (type_plus_one == 0) {
+    return absl::NotFoundError(absl::StrCat("Send: no actor with id ", to.value, " (its spawn timed out)"));
+  }
+  const uint32_t actor_type = type_plus_one - 1;
   if (handles_[actor_type * message_stride_ + type_id] == 0) {
     return Invalid(absl::StrCat("Send: actor '", ActorName(to.value), "' (", package_->model.actors[actor_type].name,
                                 ") has no handler for '", MessageName(type_id), "'"));
@@ -1043,6 +1104,7 @@ absl::StatusOr<StopReport> SystemImpl::Stop(absl::Duration timeout) {
         ". The GPU context will be reset when the system is destroyed."));
   }
   phase_ = KernelPhase::kExited;
+  ReturnRuntime();
   StopReport report;
   report.drained = !forced_halt_;
   const uint32_t n = actor_count_.load();
@@ -1102,6 +1164,7 @@ absl::Status SystemImpl::FinalFromDevice(const ActorSlot& slot, MailboxHeader* b
 }
 
 System::MemoryUsage SystemImpl::Memory() const {
+  absl::MutexLock lock(&mu_);
   System::MemoryUsage m;
   m.device_tables = device_table_bytes_;
   m.mailboxes = mailbox_bytes_;

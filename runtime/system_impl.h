@@ -38,12 +38,14 @@ class RuntimeImpl;
 
 class SystemImpl {
  public:
-  static absl::StatusOr<std::unique_ptr<SystemImpl>> Start(RuntimeImpl* runtime,
+  static absl::StatusOr<std::unique_ptr<SystemImpl>> Start(std::shared_ptr<RuntimeImpl> runtime,
                                                            std::shared_ptr<const jit::Package> package,
                                                            const SystemOptions& options);
   ~SystemImpl();
 
   absl::StatusOr<ActorId> Spawn(std::string_view type, std::string_view name);
+  // Fault injection (system_access.h).
+  void TimeOutNextControlWait() { time_out_next_control_wait_.store(true); }
   absl::StatusOr<ActorId> Lookup(std::string_view name) const;
   std::optional<std::string> NameOf(ActorId id) const;
   absl::Status Bind(std::string_view route, uint32_t actor);
@@ -76,8 +78,9 @@ class SystemImpl {
     Message reply;
   };
 
-  SystemImpl(RuntimeImpl* runtime, std::shared_ptr<const jit::Package> package, const SystemOptions& options)
-      : runtime_(runtime), package_(std::move(package)), options_(options) {}
+  SystemImpl(std::shared_ptr<RuntimeImpl> runtime, std::shared_ptr<const jit::Package> package,
+             const SystemOptions& options)
+      : runtime_(std::move(runtime)), package_(std::move(package)), options_(options) {}
 
   absl::Status Init();
   // The producer side of one host → GPU ring, each index on its own line.
@@ -124,7 +127,9 @@ class SystemImpl {
   // After the kernel exits: an actor's mailbox header from device memory.
   absl::Status FinalFromDevice(const ActorSlot& slot, MailboxHeader* box) const;
 
-  RuntimeImpl* runtime_;
+  // Shared with the Runtime: the device context outlives this system even if
+  // the application destroys the Runtime first.
+  std::shared_ptr<RuntimeImpl> runtime_;
   std::shared_ptr<const jit::Package> package_;
   SystemOptions options_;
 
@@ -133,8 +138,9 @@ class SystemImpl {
   std::optional<cuda::Stream> stream_;       // the persistent kernel's
   std::optional<cuda::Stream> copy_stream_;  // host<->device copies (copy engines)
   std::optional<cuda::DeviceBuffer> tables_;  // params, actor table, lists, counts, routes, shared, worker stats
-  std::vector<cuda::DeviceBuffer> arena_;     // mailboxes and actor state
-  uint64_t arena_used_ = 0;                   // in arena_.back()
+  // Mailboxes and actor state, allocated by Spawn under mu_.
+  std::vector<cuda::DeviceBuffer> arena_;
+  uint64_t arena_used_ = 0;  // in arena_.back()
   uint64_t mailbox_bytes_ = 0;
   uint64_t state_bytes_ = 0;
   std::optional<cuda::MappedBuffer> inbound_buf_;
@@ -157,7 +163,18 @@ class SystemImpl {
   // Producer sides of the control ring and of each worker's ring.
   RingProducer control_producer_;
   std::unique_ptr<RingProducer[]> worker_producers_;
+  // Lock order (a thread holding one may take only those after it):
+  //   spawn_mu_ → control_mu_ → out_mu_ → mu_ → state_mu_
+  // spawn_mu_ is held across a whole Spawn, including the wait for the GPU;
+  // control_mu_ while a control record is written (and CheckKernel runs when
+  // the ring is full, which takes mu_ and state_mu_); out_mu_ while the rings
+  // back are drained and sorted (which names actors under mu_ and records a
+  // corrupt ring under state_mu_). mu_ and state_mu_ are held only for short
+  // reads and writes of what they guard, never across a wait for the GPU:
+  // CheckKernel, called from every wait, takes both.
+  absl::Mutex spawn_mu_;  // serialises Spawn: an actor index, its worker lane, the arena
   absl::Mutex control_mu_;  // control records are written in sequence order
+  std::atomic<bool> time_out_next_control_wait_{false};
   alignas(64) std::atomic<uint64_t> control_seq_{0};
   std::atomic<uint64_t> host_ring_full_{0};
   std::atomic<uint64_t> host_hlc_{0};
@@ -190,6 +207,11 @@ class SystemImpl {
   absl::Mutex state_mu_;
   absl::Status fault_ ABSL_GUARDED_BY(state_mu_);
   bool launched_ = false;
+  // This system holds its runtime (RuntimeImpl::TakeForSystem) from Init
+  // until its kernel has exited (or was never launched).
+  void ReturnRuntime();
+  bool holds_runtime_ = false;
+  std::atomic<bool> runtime_returned_{false};
   bool forced_halt_ = false;
 };
 

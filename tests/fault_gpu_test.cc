@@ -13,6 +13,8 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <future>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
@@ -62,6 +64,32 @@ TEST_F(FaultGpuTest, IllegalAddressIsAttributedToTheRunningActor) {
   EXPECT_EQ((*sys)->phase(), KernelPhase::kFaulted);
   // Every later call reports the same fault instead of hanging.
   EXPECT_THAT((*sys)->Send(*crasher, Crash{0}), StatusIs(absl::StatusCode::kAborted, HasSubstr("crasher")));
+  EXPECT_THAT((*sys)->Stop(absl::Seconds(2)), StatusIs(absl::StatusCode::kAborted, HasSubstr("crasher")));
+}
+
+// A fault found while Spawn waited for the GPU used to deadlock the host:
+// Spawn held the actor table's lock across the wait, and the fault check
+// takes it to name the actors that were running.
+TEST_F(FaultGpuTest, AFaultFoundWhileSpawnWaitsIsReportedNotADeadlock) {
+  absl::StatusOr<std::unique_ptr<System>> sys = runtime_->Start(program_);
+  ASSERT_TRUE(sys.ok()) << sys.status();
+  absl::StatusOr<ActorId> crasher = (*sys)->Spawn("Crasher", "crasher");
+  ASSERT_TRUE(crasher.ok());
+  ASSERT_TRUE((*sys)->Send(*crasher, Crash{0x10}).ok());
+  // The kernel faults within microseconds; nothing looks at it before the
+  // Spawn below, which then writes its record and waits for an
+  // acknowledgement that never comes.
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  auto spawn = std::async(std::launch::async, [&] { return (*sys)->Spawn("Crasher", "late"); });
+  if (spawn.wait_for(std::chrono::seconds(30)) != std::future_status::ready) {
+    // The future cannot be abandoned: leave the process (the case fails).
+    std::fprintf(stderr, "FAILED: Spawn did not return within 30 s of a kernel fault (deadlock)\n");
+    std::_Exit(1);
+  }
+  EXPECT_THAT(spawn.get(), StatusIs(absl::StatusCode::kAborted,
+                                    AllOf(HasSubstr("the GPU kernel faulted"), HasSubstr("actor 'crasher' (Crasher)"))));
+  // Later calls report the same fault.
+  EXPECT_THAT((*sys)->Spawn("Crasher", "later"), StatusIs(absl::StatusCode::kAborted, HasSubstr("crasher")));
   EXPECT_THAT((*sys)->Stop(absl::Seconds(2)), StatusIs(absl::StatusCode::kAborted, HasSubstr("crasher")));
 }
 

@@ -19,6 +19,7 @@
 // Faults (traps, stuck handlers) are in fault_gpu_test.cc. Every test skips
 // with the reason when there is no CUDA device.
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <iostream>
 #include <map>
@@ -38,6 +39,7 @@
 #include "runtime/module.h"
 #include "runtime/primary_context.h"
 #include "runtime/stream.h"
+#include "runtime/system_access.h"
 #include "tests/gpu_test_support.h"
 #include "tests/test_support.h"
 
@@ -50,6 +52,7 @@ namespace rk {
 namespace {
 
 using ::rk::testing::StatusIs;
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 
 // Written by hand on purpose: Seq as a stale header might declare it, with
@@ -399,6 +402,115 @@ TEST_F(SystemGpuTest, HostInputErrorsAreClearAndLoseNothing) {
   EXPECT_EQ(r->received, 0) << "refused sends never reach the actor";
   ASSERT_TRUE(sys->Stop().ok());
   EXPECT_THAT(sys->Send(seq, Seq{0, 1}), StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("exited")));
+}
+
+// A Spawn whose wait for the GPU timed out used to leave its index to the
+// next Spawn, while the GPU could still apply the first record: two actors,
+// and two owners, on one index and worker lane. The record stays in the
+// ring, so its index and lane stay used.
+TEST_F(SystemGpuTest, ATimedOutSpawnNeverSharesItsIndexWithALaterOne) {
+  auto sys = StartSystem();
+  ASSERT_NE(sys, nullptr);
+  internal::SystemAccess::TimeOutNextControlWait(*sys);
+  EXPECT_THAT(sys->Spawn("Sequencer", "first"),
+              StatusIs(absl::StatusCode::kDeadlineExceeded, HasSubstr("waiting for a spawn to be applied")));
+  // The name was never handed out, so it can be spawned again; the
+  // timed-out index cannot be sent to.
+  const ActorId again = SpawnOrDie(*sys, "Sequencer", "first");
+  const ActorId other = SpawnOrDie(*sys, "Sequencer", "other");
+  EXPECT_EQ(again.value, 1u);
+  EXPECT_EQ(other.value, 2u);
+  EXPECT_THAT(sys->Send(ActorId{0}, Seq{0, 1}),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("no actor with id 0 (its spawn timed out)")));
+  absl::StatusOr<ActorId> named = sys->Lookup("first");
+  ASSERT_TRUE(named.ok()) << named.status();
+  EXPECT_EQ(named->value, again.value) << "the name belongs to the spawn that succeeded";
+  // Each actor gets its own messages, all of them, in order.
+  const int kN = 1000;
+  for (int n = 1; n <= kN; ++n) {
+    ASSERT_TRUE(sys->Send(again, Seq{0, n}, absl::Now() + absl::Seconds(10)).ok());
+    ASSERT_TRUE(sys->Send(other, Seq{1, n}, absl::Now() + absl::Seconds(10)).ok());
+  }
+  for (const auto& [id, producer] : {std::pair{again, 0}, std::pair{other, 1}}) {
+    absl::StatusOr<SeqReport> r = sys->Ask<SeqReport>(id, SeqQuery{producer}, kAsk);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->received, kN) << "actor " << id.value;
+    EXPECT_EQ(r->last, kN) << "actor " << id.value;
+    EXPECT_EQ(r->violations, 0) << "actor " << id.value;
+  }
+  // The GPU did apply the timed-out record: the actor exists there, unnamed
+  // and unused.
+  absl::StatusOr<SystemStats> st = sys->Stats();
+  ASSERT_TRUE(st.ok()) << st.status();
+  ASSERT_EQ(st->actors.size(), 3u);
+  EXPECT_EQ(st->actors[0].name, "(spawn of 'first' timed out)");
+  EXPECT_EQ(st->actors[0].state, ActorState::kRunning);
+  EXPECT_EQ(st->actors[0].received, 0u);
+  absl::StatusOr<StopReport> report = sys->Stop();
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->unhandled, 0u);
+}
+
+// While a system's kernel runs, loading another program in the device's
+// context waits for that kernel to exit: a second Start used to block (until
+// its start timeout, leaving a kernel queued behind the first). It is
+// refused at once, and Start works again once the first system stopped.
+TEST_F(SystemGpuTest, ASecondSystemOnTheDeviceIsRefusedAtOnceAndTheRuntimeStaysUsable) {
+  absl::StatusOr<std::unique_ptr<System>> a = runtime_->Start(program_, ::rk::testing::TestOptions());
+  ASSERT_TRUE(a.ok()) << a.status();
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_THAT(runtime_->Start(program_, ::rk::testing::TestOptions()),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       AllOf(HasSubstr("Start: this runtime already runs a system (of "),
+                             HasSubstr("one system runs at a time on a device"))));
+  // Another Runtime of the same device shares its context: refused alike.
+  absl::StatusOr<std::unique_ptr<Runtime>> other = Runtime::Create();
+  ASSERT_TRUE(other.ok()) << other.status();
+  EXPECT_THAT((*other)->Start(program_, ::rk::testing::TestOptions()),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("one system runs at a time")));
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_LT(seconds, 2.0) << "refused at once, not after a wait for the running system";
+  // The running system is untouched.
+  const ActorId seq = SpawnOrDie(**a, "Sequencer", "seq");
+  for (int n = 1; n <= 100; ++n) ASSERT_TRUE((*a)->Send(seq, Seq{0, n}).ok());
+  absl::StatusOr<SeqReport> r = (*a)->Ask<SeqReport>(seq, SeqQuery{0}, kAsk);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->received, 100);
+  // Once it stopped (the System object still alive), the device is free.
+  ASSERT_TRUE((*a)->Stop().ok());
+  absl::StatusOr<std::unique_ptr<System>> b = runtime_->Start(program_, ::rk::testing::TestOptions());
+  ASSERT_TRUE(b.ok()) << b.status();
+  const ActorId seq2 = SpawnOrDie(**b, "Sequencer", "seq");
+  r = (*b)->Ask<SeqReport>(seq2, SeqQuery{0}, kAsk);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->received, 0);
+}
+
+// A System may outlive the Runtime that started it (the device context stays
+// until the last of them is gone); the usual order works as before.
+TEST_F(SystemGpuTest, ASystemOutlivesItsRuntimeAndTheUsualOrderStillWorks) {
+  for (const bool runtime_first : {true, false}) {
+    SCOPED_TRACE(runtime_first ? "Runtime destroyed first" : "System destroyed first");
+    if (runtime_ == nullptr) {
+      absl::StatusOr<std::unique_ptr<Runtime>> r = Runtime::Create();
+      ASSERT_TRUE(r.ok()) << r.status();
+      runtime_ = *std::move(r);
+    }
+    auto sys = StartSystem();
+    ASSERT_NE(sys, nullptr);
+    const ActorId seq = SpawnOrDie(*sys, "Sequencer", "seq");
+    if (runtime_first) runtime_.reset();
+    for (int n = 1; n <= 100; ++n) ASSERT_TRUE(sys->Send(seq, Seq{0, n}).ok());
+    absl::StatusOr<SeqReport> r = sys->Ask<SeqReport>(seq, SeqQuery{0}, kAsk);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->received, 100);
+    EXPECT_EQ(r->violations, 0);
+    absl::StatusOr<StopReport> report = sys->Stop();
+    ASSERT_TRUE(report.ok()) << report.status();
+    EXPECT_EQ(report->unhandled, 0u);
+    sys.reset();
+    runtime_.reset();
+  }
 }
 
 TEST_F(SystemGpuTest, AHostTypeWithAStaleLayoutIsRefusedAndNothingIsSent) {

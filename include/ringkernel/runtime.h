@@ -99,18 +99,25 @@ class Runtime {
   // image this device can run.
   absl::StatusOr<Program> LoadPackage(const std::string& path);
 
-  // Launches the program's persistent kernel.
+  // Launches the program's persistent kernel. One system runs on a device
+  // at a time in a process (every Runtime of the device shares its
+  // context, and loading a program there waits for a running kernel): while
+  // one runs, Start returns FailedPrecondition at once; once that system's
+  // Stop has returned, Start works again. The System may outlive this
+  // Runtime.
   absl::StatusOr<std::unique_ptr<System>> Start(const Program& program, const SystemOptions& options = {});
 
   const DeviceInfo& device() const;
 
  private:
   friend struct internal::ProgramAccess;
-  explicit Runtime(std::unique_ptr<RuntimeImpl> impl);
+  explicit Runtime(std::shared_ptr<RuntimeImpl> impl);
   // A package already in memory (jit::Builder's output; ProgramAccess).
   absl::StatusOr<Program> LoadPackage(jit::Package package);
   absl::StatusOr<Program> Compile(const std::vector<jit::SourceFile>& files, const CompileOptions& options);
-  std::unique_ptr<RuntimeImpl> impl_;
+  // Shared with every System it started: a System may outlive its Runtime
+  // (the device context stays until the last of them is gone).
+  std::shared_ptr<RuntimeImpl> impl_;
 };
 
 }  // namespace rk

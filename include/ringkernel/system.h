@@ -40,6 +40,9 @@ namespace rk {
 
 class Program;
 class SystemImpl;
+namespace internal {
+struct SystemAccess;
+}  // namespace internal
 
 struct SystemOptions {
   // Worker blocks; 0 means as many as fit on the device at once (the
@@ -169,7 +172,11 @@ class System {
 
   // Creates an actor of `type` (a qualified RK_ACTOR name) called `name`
   // (unique in the system). Its state is zeroed, then its default member
-  // initialisers run. Returns once the GPU has it.
+  // initialisers run. Returns once the GPU has it. If the GPU does not
+  // acknowledge it within 5 s, returns DeadlineExceeded: the GPU may still
+  // create the actor later, but it is never handed out (its id finds no
+  // actor, `name` is free for another Spawn) and its id is never reused. A
+  // device fault found meanwhile comes back as Aborted, as from any call.
   absl::StatusOr<ActorId> Spawn(std::string_view type, std::string_view name);
   absl::StatusOr<ActorId> Lookup(std::string_view name) const;
   std::optional<std::string> NameOf(ActorId id) const;
@@ -255,6 +262,7 @@ class System {
 
  private:
   friend class Runtime;
+  friend struct internal::SystemAccess;  // runtime/system_access.h: fault injection for tests
   explicit System(std::unique_ptr<SystemImpl> impl);
 
   template <class M>
