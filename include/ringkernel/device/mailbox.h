@@ -245,50 +245,39 @@ RK_HOST_DEVICE RK_FORCEINLINE u32 PayloadWord(const u8* bytes, u32 size, u32 i) 
   return v;
 }
 
-// Copies a payload to a slot's plain area, in 16-byte pieces where the
-// source allows (the plain area is 16-byte aligned), every load of a batch
-// issued before its stores: one trip to memory per batch.
+// Copies whole elements of T, kBatch at a time with every load of a batch
+// issued before its stores (one after another, each load would wait for
+// the store before it, which the compiler must assume may alias the
+// source): one trip to memory per batch. Returns the elements copied.
+template <class T, u32 kBatch>
+RK_HOST_DEVICE RK_FORCEINLINE u32 CopyInBatches(T* to, const T* from, u32 n) {
+  u32 i = 0;
+  for (; i + kBatch <= n; i += kBatch) {
+    T v[kBatch];
+    RK_UNROLL
+    for (u32 k = 0; k < kBatch; ++k) v[k] = from[i + k];
+    RK_UNROLL
+    for (u32 k = 0; k < kBatch; ++k) to[i + k] = v[k];
+  }
+  for (; i < n; ++i) to[i] = from[i];
+  return n;
+}
+
+// Copies a payload to a slot's plain area (16-byte aligned): in 16-byte
+// pieces when the source is 16-byte aligned, else in words, else bytes.
 struct alignas(16) PlainChunk {
   u64 lo, hi;
 };
 RK_HOST_DEVICE RK_FORCEINLINE void MailboxCopyPlain(u8* plain, const u8* bytes, u32 size) {
   const u64 src = reinterpret_cast<u64>(bytes);
+  u32 done = 0;
   if ((src & 15) == 0) {
-    constexpr u32 kPlainChunks = 8;
-    const PlainChunk* from = reinterpret_cast<const PlainChunk*>(bytes);
-    PlainChunk* to = reinterpret_cast<PlainChunk*>(plain);
-    const u32 n16 = size / 16;
-    u32 i = 0;
-    for (; i + kPlainChunks <= n16; i += kPlainChunks) {
-      PlainChunk v[kPlainChunks];
-      RK_UNROLL
-      for (u32 k = 0; k < kPlainChunks; ++k) v[k] = from[i + k];
-      RK_UNROLL
-      for (u32 k = 0; k < kPlainChunks; ++k) to[i + k] = v[k];
-    }
-    for (; i < n16; ++i) to[i] = from[i];
-    for (u32 b = n16 * 16; b < size; ++b) plain[b] = bytes[b];
+    done = 16 * CopyInBatches<PlainChunk, 8>(reinterpret_cast<PlainChunk*>(plain),
+                                             reinterpret_cast<const PlainChunk*>(bytes), size / 16);
   } else if ((src & 7) == 0) {
-    // kPlainBatch words loaded before any is stored: the loads are in
-    // flight together (one after another, each would wait for the store
-    // before it, which the compiler must assume may alias the source).
-    constexpr u32 kPlainBatch = 16;
-    const u64* from = reinterpret_cast<const u64*>(bytes);
-    u64* to = reinterpret_cast<u64*>(plain);
-    const u32 n8 = size / 8;
-    u32 i = 0;
-    for (; i + kPlainBatch <= n8; i += kPlainBatch) {
-      u64 v[kPlainBatch];
-      RK_UNROLL
-      for (u32 k = 0; k < kPlainBatch; ++k) v[k] = from[i + k];
-      RK_UNROLL
-      for (u32 k = 0; k < kPlainBatch; ++k) to[i + k] = v[k];
-    }
-    for (; i < n8; ++i) to[i] = from[i];
-    for (u32 b = n8 * 8; b < size; ++b) plain[b] = bytes[b];
-  } else {
-    for (u32 b = 0; b < size; ++b) plain[b] = bytes[b];
+    done = 8 * CopyInBatches<u64, 16>(reinterpret_cast<u64*>(plain), reinterpret_cast<const u64*>(bytes), size / 8);
   }
+  for (u32 b = done; b < size; ++b) plain[b] = bytes[b];
 }
 
 // Writes the record of a reserved position. `payload` is `h.size` bytes;
