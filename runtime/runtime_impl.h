@@ -39,10 +39,10 @@ class RuntimeImpl {
   bool poisoned() const { return poisoned_.load(); }
 
   // One system at a time per device in a process (every Runtime of a device
-  // shares its primary context): while a system's kernel runs, loading
-  // another program's module (or a synchronous allocation or copy) in that
-  // context waits for the kernel to exit — measured on an H100: a second
-  // Start blocked until the first system stopped. So Start takes the device
+  // shares its primary context): while a system's kernel runs, setting up
+  // another in that context (loading its module, allocating) waits for the
+  // running kernel — measured on an H100: a second Start never reached its
+  // launch and had not returned after 60 s. So Start takes the device
   // (TakeForSystem) before any of that, and refuses at once when another
   // system holds it; the system gives it back once its kernel has exited.
   // `holder` describes the running one, for the refusal.

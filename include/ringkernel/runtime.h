@@ -101,7 +101,7 @@ class Runtime {
 
   // Launches the program's persistent kernel. One system runs on a device
   // at a time in a process (every Runtime of the device shares its
-  // context, and loading a program there waits for a running kernel): while
+  // context, and setting up a system there waits for a running kernel): while
   // one runs, Start returns FailedPrecondition at once; once that system's
   // Stop has returned, Start works again. The System may outlive this
   // Runtime.
