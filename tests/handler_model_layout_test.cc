@@ -12,6 +12,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "jit/handler_model.h"
+#include "tests/layout_builders.h"
 #include "tests/test_support.h"
 
 namespace rk::jit {
@@ -21,30 +22,13 @@ using ::rk::testing::StatusIs;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
-FieldLayout Field(std::string name, FieldKind kind, uint64_t offset, uint64_t element_size,
-                  std::vector<uint64_t> dims = {}) {
-  FieldLayout f;
-  f.name = std::move(name);
-  f.kind = kind;
-  f.dims = std::move(dims);
-  f.offset = offset;
-  f.element_size = element_size;
-  f.size = element_size;
-  for (uint64_t d : f.dims) f.size *= d;
-  return f;
-}
+using ::rk::testing::EnumField;
+using ::rk::testing::Field;
 
 FieldLayout RecordField(std::string name, std::string record, uint64_t offset, uint64_t element_size,
                         std::vector<uint64_t> dims = {}) {
   FieldLayout f = Field(std::move(name), FieldKind::kRecord, offset, element_size, std::move(dims));
   f.record = std::move(record);
-  return f;
-}
-
-FieldLayout EnumField(std::string name, std::string enum_name, FieldKind kind, uint64_t offset,
-                      std::vector<uint64_t> dims = {}) {
-  FieldLayout f = Field(std::move(name), kind, offset, FieldKindSize(kind), std::move(dims));
-  f.enum_name = std::move(enum_name);
   return f;
 }
 

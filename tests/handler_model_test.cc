@@ -10,6 +10,7 @@
 #include "gtest/gtest.h"
 #include "jit/handler_model.h"
 #include "jit/message_codec.h"
+#include "tests/layout_builders.h"
 #include "tests/test_support.h"
 
 namespace rk::jit {
@@ -19,27 +20,8 @@ using ::rk::testing::StatusIs;
 using ::testing::HasSubstr;
 using json = nlohmann::json;
 
-FieldLayout Field(std::string name, std::string type, FieldKind kind, uint64_t offset, uint64_t element_size,
-                  std::vector<uint64_t> dims = {}, std::string record = "") {
-  FieldLayout f;
-  f.name = std::move(name);
-  f.type = std::move(type);
-  f.kind = kind;
-  f.record = std::move(record);
-  f.dims = std::move(dims);
-  f.offset = offset;
-  f.element_size = element_size;
-  f.size = element_size;
-  for (uint64_t d : f.dims) f.size *= d;
-  return f;
-}
-
-FieldLayout EnumField(std::string name, std::string enum_name, FieldKind kind, uint64_t offset,
-                      std::vector<uint64_t> dims = {}) {
-  FieldLayout f = Field(std::move(name), enum_name, kind, offset, FieldKindSize(kind), std::move(dims));
-  f.enum_name = std::move(enum_name);
-  return f;
-}
+using ::rk::testing::EnumField;
+using ::rk::testing::Field;
 
 // A model with nested records, arrays of records, multi-dimensional arrays,
 // char arrays, actor ids, enums (scoped and not, negative values, a uint64

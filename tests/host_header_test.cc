@@ -14,6 +14,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/layout_builders.h"
 #include "tests/test_support.h"
 
 namespace rk::tools {
@@ -26,26 +27,8 @@ using jit::RecordLayout;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-FieldLayout Field(std::string name, std::string type, FieldKind kind, uint64_t offset, uint64_t element_size,
-                  std::vector<uint64_t> dims = {}) {
-  FieldLayout f;
-  f.name = std::move(name);
-  f.type = std::move(type);
-  f.kind = kind;
-  f.dims = std::move(dims);
-  f.offset = offset;
-  f.element_size = element_size;
-  f.size = element_size;
-  for (uint64_t d : f.dims) f.size *= d;
-  return f;
-}
-
-FieldLayout EnumField(std::string name, std::string enum_name, FieldKind kind, uint64_t offset,
-                      std::vector<uint64_t> dims = {}) {
-  FieldLayout f = Field(std::move(name), enum_name, kind, offset, jit::FieldKindSize(kind), std::move(dims));
-  f.enum_name = std::move(enum_name);
-  return f;
-}
+using ::rk::testing::EnumField;
+using ::rk::testing::Field;
 
 EnumLayout Enum(std::string name, std::vector<std::string> namespaces, bool scoped, FieldKind kind,
                 std::vector<jit::EnumeratorLayout> enumerators) {
