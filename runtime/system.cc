@@ -671,12 +671,15 @@ absl::StatusOr<uint64_t> SystemImpl::ArenaAlloc(uint64_t bytes, uint64_t align) 
   return arena_.back().get() + at;
 }
 
+absl::Status SystemImpl::NotAccepting(const char* call) {
+  absl::MutexLock lock(&state_mu_);
+  if (!fault_.ok()) return fault_;
+  return absl::FailedPreconditionError(
+      absl::StrCat(call, ": the system is ", std::string(KernelPhaseName(phase_.load())), " and accepts nothing"));
+}
+
 absl::StatusOr<ActorId> SystemImpl::Spawn(std::string_view type, std::string_view name) {
-  if (!accepting_.load()) {
-    absl::MutexLock lock(&state_mu_);
-    if (!fault_.ok()) return fault_;
-    return absl::FailedPreconditionError("Spawn: the system is not running");
-  }
+  if (!accepting_.load()) return NotAccepting("Spawn");
   const jit::ActorInfo* actor = package_->model.FindActor(type);
   if (actor == nullptr) {
     std::vector<std::string> names;
@@ -691,7 +694,12 @@ absl::StatusOr<ActorId> SystemImpl::Spawn(std::string_view type, std::string_vie
   // order in system_impl.h): mu_ is taken only to read and to record, so
   // that a fault or a timeout found while waiting can name actors.
   absl::MutexLock spawn_lock(&spawn_mu_);
+  const MailboxShape shape = MailboxShapeFor(static_cast<u32>(package_->model.MaxHandledSize(*actor)));
+  const uint32_t log2 = Log2(options_.mailbox_capacity);
+  const uint64_t box_bytes = MailboxBytes(log2, shape.slot_bytes);
+  const uint64_t state_bytes = AlignUp(std::max<uint64_t>(actor->state_size, 1), 16);
   uint32_t index = 0, worker = 0, lane = 0;
+  uint64_t box = 0, state = 0;
   {
     absl::MutexLock lock(&mu_);
     if (by_name_.contains(std::string(name))) {
@@ -704,14 +712,6 @@ absl::StatusOr<ActorId> SystemImpl::Spawn(std::string_view type, std::string_vie
     }
     worker = static_cast<uint32_t>(std::min_element(worker_load_.begin(), worker_load_.end()) - worker_load_.begin());
     lane = worker_load_[worker];
-  }
-  const MailboxShape shape = MailboxShapeFor(static_cast<u32>(package_->model.MaxHandledSize(*actor)));
-  const uint32_t log2 = Log2(options_.mailbox_capacity);
-  const uint64_t box_bytes = MailboxBytes(log2, shape.slot_bytes);
-  const uint64_t state_bytes = AlignUp(std::max<uint64_t>(actor->state_size, 1), 16);
-  uint64_t box = 0, state = 0;
-  {
-    absl::MutexLock lock(&mu_);
     RK_ASSIGN_OR_RETURN(box, ArenaAlloc(box_bytes, kLineBytes));
     RK_ASSIGN_OR_RETURN(state, ArenaAlloc(state_bytes, std::max<uint64_t>(16, actor->state_alignment)));
     mailbox_bytes_ += box_bytes;
@@ -765,11 +765,7 @@ std::optional<std::string> SystemImpl::NameOf(ActorId id) const {
 }
 
 absl::Status SystemImpl::Bind(std::string_view route, uint32_t actor) {
-  if (!accepting_.load()) {
-    absl::MutexLock lock(&state_mu_);
-    if (!fault_.ok()) return fault_;
-    return absl::FailedPreconditionError("Bind: the system is not running");
-  }
+  if (!accepting_.load()) return NotAccepting("Bind");
   const jit::RouteInfo* r = package_->model.FindRoute(route);
   if (r == nullptr) {
     std::vector<std::string> names;
@@ -826,12 +822,7 @@ absl::Status SystemImpl::ResolveTypeSlot(uint32_t slot, const char* name, const 
 
 absl::Status SystemImpl::Send(ActorId to, uint32_t type_id, const void* bytes, size_t size, uint64_t correlation,
                               absl::Time deadline) {
-  if (!accepting_.load(std::memory_order_acquire)) {
-    absl::MutexLock lock(&state_mu_);
-    if (!fault_.ok()) return fault_;
-    return absl::FailedPreconditionError(
-        absl::StrCat("Send: the system is ", std::string(KernelPhaseName(phase_.load())), " and accepts no messages"));
-  }
+  if (!accepting_.load(std::memory_order_acquire)) return NotAccepting("Send");
   if (to.value >= actor_count_.load(std::memory_order_acquire)) {
     return to.is_host() ? Invalid("Send: the host cannot send to itself")
                         : absl::NotFoundError(absl::StrCat("Send: no actor with id ", to.value));

@@ -106,6 +106,9 @@ class SystemImpl {
   absl::StatusOr<uint64_t> SendControl(ControlOp op, uint32_t a0, uint32_t a1, const void* payload, uint32_t size);
   // Waits until `*index` (a mapped index the GPU writes) reaches `target`.
   absl::Status WaitFor(const u64* index, uint64_t target, absl::Duration timeout, const char* what);
+  // Why `call` (Send, Spawn, Bind) is refused when the system does not
+  // accept: the device fault if there was one, else the phase it is in.
+  absl::Status NotAccepting(const char* call);
   // Drains every GPU→host ring. Requires out_mu_.
   void DrainLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(out_mu_);
   // Drains the ring back from one worker.
