@@ -89,6 +89,7 @@
 #include "bench/baselines.h"
 #include "bench/exp_common.h"
 #include "bench/nvml_power.h"
+#include "ringkernel/device/mailbox.h"
 #include "ringkernel/status_macros.h"
 
 namespace rk::bench {
@@ -631,10 +632,13 @@ absl::Status ExpPaths(const Bench& b) {
     // fewer of this program's records than a worker has actors: an actor
     // that finds it full sends its report again later (bench.cu).
     // Room for every mailbox and state up front rather than chunk by chunk
-    // while the actors are spawned (4 KiB payload slots: the program's max).
-    so.arena_bytes = std::max<uint64_t>(so.arena_bytes, uint64_t{2} * pairs *
-                                                            (uint64_t{so.mailbox_capacity} * 4352 + 16384) +
-                                                            (16ull << 20));
+    // while the actors are spawned: a Drain's mailbox has slots for 4 KiB
+    // payloads (P4K), a Streamer's for its small messages (Stream, at most
+    // 256 bytes); each state is at most 16 KiB. More chunks come as needed.
+    const uint64_t pair_bytes =
+        uint64_t{so.mailbox_capacity} * (MailboxShapeFor(4096).slot_bytes + MailboxShapeFor(256).slot_bytes) +
+        2 * 16384;
+    so.arena_bytes = std::max<uint64_t>(so.arena_bytes, uint64_t{pairs} * pair_bytes + (16ull << 20));
     RK_ASSIGN_OR_RETURN(std::unique_ptr<System> sys, b.runtime.Start(b.program, so));
     std::vector<ActorId> streamers, drains;
     for (uint32_t i = 0; i < pairs; ++i) {
