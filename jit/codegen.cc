@@ -69,6 +69,10 @@ class Writer {
 
 }  // namespace
 
+// Messages up to this size are copied into registers before their thread
+// handler runs.
+constexpr uint64_t kRegisterMessageBytes = 64;
+
 absl::StatusOr<GeneratedUnit> GenerateUnit(const HandlerModel& model, const BuildOptions& options) {
   GeneratedUnit unit;
   for (const RecordLayout& r : model.records) {
@@ -134,8 +138,19 @@ absl::StatusOr<GeneratedUnit> GenerateUnit(const HandlerModel& model, const Buil
   w.Line("}");
   w.Line();
 
+  // Thread handlers: the dispatch is inlined into RunThreadHandler, whose
+  // Ctx stays in registers. Each handler gets a copy of its own, so that a
+  // handler that passes its Ctx to a function the compiler keeps out of
+  // line puts only that copy in memory, not every handler's. A small
+  // message is copied too: the handler then reads registers, not the
+  // worker's payload buffer.
+  std::map<std::string, uint64_t> message_sizes;
+  for (const RecordLayout& r : model.records) {
+    if (r.is_message()) message_sizes[r.name] = r.size;
+  }
   for (HandlerKind kind : {HandlerKind::kThread, HandlerKind::kBlock}) {
-    w.Line(absl::StrCat("__device__ void ", kind == HandlerKind::kThread ? "DispatchThread" : "DispatchBlock",
+    const bool thread = kind == HandlerKind::kThread;
+    w.Line(absl::StrCat("__device__ ", thread ? "__forceinline__ void DispatchThread" : "void DispatchBlock",
                         "(u32 actor_type, void* state, u32 message_type, const void* payload, Ctx& ctx) {"));
     w.Line("  switch (actor_type) {");
     for (const ActorInfo& a : model.actors) {
@@ -149,10 +164,26 @@ absl::StatusOr<GeneratedUnit> GenerateUnit(const HandlerModel& model, const Buil
       w.Line("      switch (message_type) {");
       for (const HandlerInfo* h : handlers) {
         w.Line(absl::StrCat("        case ", h->message_id, ":"));
-        w.PointAt(h->location);
-        w.Line(absl::StrCat("          self->", h->method, "(*static_cast<const ::", h->message, "*>(payload), ctx);"));
-        w.Restore();
-        w.Line("          return;");
+        if (thread) {
+          const bool small = message_sizes[h->message] <= kRegisterMessageBytes;
+          w.Line("        {");
+          w.Line("          Ctx c = ctx;");
+          if (small) {
+            w.Line(absl::StrCat("          const ::", h->message, " m = *static_cast<const ::", h->message, "*>(payload);"));
+          }
+          w.PointAt(h->location);
+          w.Line(absl::StrCat("          self->", h->method, "(",
+                              small ? "m" : absl::StrCat("*static_cast<const ::", h->message, "*>(payload)"), ", c);"));
+          w.Restore();
+          w.Line("          ctx = c;");
+          w.Line("          return;");
+          w.Line("        }");
+        } else {
+          w.PointAt(h->location);
+          w.Line(absl::StrCat("          self->", h->method, "(*static_cast<const ::", h->message, "*>(payload), ctx);"));
+          w.Restore();
+          w.Line("          return;");
+        }
       }
       w.Line("      }");
       w.Line("      return;");

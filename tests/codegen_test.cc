@@ -115,10 +115,16 @@ TEST(CodegenTest, UnitDeclaresIdsBeforeFragmentsAndDispatchesEveryHandler) {
   ASSERT_NE(runtime, std::string::npos);
   EXPECT_LT(ids, fragment);
   EXPECT_LT(fragment, runtime);
-  EXPECT_THAT(s, HasSubstr("self->on(*static_cast<const ::Deposit*>(payload), ctx);"));
+  // A thread handler runs on a copy of the Ctx of its own, and a small
+  // message (Deposit: 16 bytes) is copied into registers first; a block
+  // handler reads the payload in place.
+  EXPECT_THAT(s, HasSubstr("__device__ __forceinline__ void DispatchThread("));
+  EXPECT_THAT(s, HasSubstr("Ctx c = ctx;"));
+  EXPECT_THAT(s, HasSubstr("const ::Deposit m = *static_cast<const ::Deposit*>(payload);"));
+  EXPECT_THAT(s, HasSubstr("self->on(m, c);"));
   EXPECT_THAT(s, HasSubstr("self->sum(*static_cast<const ::Chunk*>(payload), ctx);"));
   // The handler call is reported at the handler's own line.
-  EXPECT_THAT(s, ContainsRegex("#line 8 \"bank.cu\"\n +self->on\\(\\*static_cast<const ::Deposit\\*>"));
+  EXPECT_THAT(s, ContainsRegex("#line 8 \"bank.cu\"\n +self->on\\(m, c\\);"));
   EXPECT_THAT(s, HasSubstr("::new (state) ::Bank();"));           // default member initialisers run
   EXPECT_THAT(s, Not(HasSubstr("::new (state) ::Summer();")));  // zero-initialised: nothing to run
   EXPECT_THAT(s, HasSubstr("case 0xed4df38cf0d47908ull: return 0;  // \"audit\""));

@@ -105,11 +105,27 @@ RK_HOST_DEVICE constexpr u32 MessageId() {
 
 // The state of one handler invocation. Internal: handlers use the methods of
 // rk::Ctx.
+// What a worker thread knows of the receiver of its last K2K send. It
+// travels with the Ctx (copied in before a handler runs and back after it),
+// so that a handler's sends read it from registers. Actor indices are never
+// reused and a mailbox never moves, so only the receiver's status can go
+// stale, and that is read with every send.
+struct SendCache {
+  void* box;  // the receiver's MailboxHeader
+  u64 cursor_tail;  // the mailbox tail this thread expects
+  u64 cursor_head;  // the last head it acquired
+  u32 to;           // the receiver (kNoActorValue: none yet)
+  u32 type;         // its actor type
+  u32 log2;
+  u32 inline_words;
+  u32 slot_bytes;
+  u32 max_payload;
+};
+
 struct CtxData {
   const SystemParams* sys;
   ActorSlot* actor;
   u8* scratch;
-  void* sends;      // the worker thread's SendCache: what it knows of its last receiver
   void* outbound;   // the worker's OutboundCursor (shared memory): its ring to the host
   u64 correlation;  // of the message being handled
   u64 hlc;          // this invocation's timestamp
@@ -124,11 +140,17 @@ struct CtxData {
   u32 send_full;
   u32 send_no_actor;
   u32 send_other;
+  SendCache cache;
 };
 
-RK_DEVICE SendStatus SendBytes(Ctx& ctx, ActorId to, u32 type, const void* payload, u32 size);
-RK_DEVICE SendStatus SendRouteBytes(Ctx& ctx, u64 route_hash, u32 type, const void* payload, u32 size);
-RK_DEVICE SendStatus ReplyBytes(Ctx& ctx, u32 type, const void* payload, u32 size);
+// The sends take the payload's size and alignment as constants, so that a
+// message built in a handler can stay in registers up to its stores.
+template <u32 kSize, u32 kAlign>
+RK_DEVICE RK_FORCEINLINE SendStatus SendBytes(Ctx& ctx, ActorId to, u32 type, const void* payload);
+template <u32 kSize, u32 kAlign>
+RK_DEVICE RK_FORCEINLINE SendStatus SendRouteBytes(Ctx& ctx, u64 route_hash, u32 type, const void* payload);
+template <u32 kSize, u32 kAlign>
+RK_DEVICE RK_FORCEINLINE SendStatus ReplyBytes(Ctx& ctx, u32 type, const void* payload);
 RK_DEVICE void Fail(Ctx& ctx, u32 code);
 RK_DEVICE void SyncBlock(Ctx& ctx);
 
@@ -149,14 +171,14 @@ class Ctx {
   template <class M>
   RK_DEVICE SendStatus send(ActorId to, const M& m) {
     RK_ASSERT_PAYLOAD_FITS(M);
-    return detail::SendBytes(*this, to, detail::MessageId<M>(), &m, static_cast<u32>(sizeof(M)));
+    return detail::SendBytes<sizeof(M), alignof(M)>(*this, to, detail::MessageId<M>(), &m);
   }
 
   // Sends `m` through a named route; kNoActor while the route is unbound.
   template <class M>
   RK_DEVICE SendStatus send(Route r, const M& m) {
     RK_ASSERT_PAYLOAD_FITS(M);
-    return detail::SendRouteBytes(*this, r.hash, detail::MessageId<M>(), &m, static_cast<u32>(sizeof(M)));
+    return detail::SendRouteBytes<sizeof(M), alignof(M)>(*this, r.hash, detail::MessageId<M>(), &m);
   }
 
   // Sends `m` to the sender of the current message (an actor or the host).
@@ -164,7 +186,7 @@ class Ctx {
   template <class M>
   RK_DEVICE SendStatus reply(const M& m) {
     RK_ASSERT_PAYLOAD_FITS(M);
-    return detail::ReplyBytes(*this, detail::MessageId<M>(), &m, static_cast<u32>(sizeof(M)));
+    return detail::ReplyBytes<sizeof(M), alignof(M)>(*this, detail::MessageId<M>(), &m);
   }
 
   // The hybrid logical clock timestamp of this invocation: later than the

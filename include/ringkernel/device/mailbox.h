@@ -53,6 +53,10 @@
 #include "ringkernel/device/config.h"
 #include "ringkernel/device/ll_ring.h"
 
+#if !defined(RK_NO_STD_HEADERS)
+#include <cstring>
+#endif
+
 namespace rk {
 
 // The fixed part of every record, as data words 0..7 of its slot.
@@ -306,6 +310,51 @@ RK_HOST_DEVICE inline void MailboxWrite(u64* slot, u32 inline_words, u32 flag, M
   }
   u32 hw[kMailHeaderWords];
   MailHeaderToWords(h, hw);
+  for (u32 i = 0; i < kMailHeaderWords; i += 2) StoreLlPairGpu(slot + i, LlWord(hw[i], flag), LlWord(hw[i + 1], flag));
+}
+
+// MailboxWrite for a payload whose size and alignment are constants (a
+// message sent from a handler). The payload's words are copied at fixed
+// offsets, so a message built in registers is stored from registers. A
+// payload of up to kMailInlineSplit bytes always fits a mailbox that takes
+// it inline (MailboxShapeFor), so for those the plain path is not compiled.
+template <u32 kSize, u32 kAlign>
+RK_HOST_DEVICE RK_FORCEINLINE void MailboxWriteTyped(u64* slot, u32 inline_words, u32 flag, MailHeader h,
+                                                     const void* payload) {
+  if (kSize > kMailInlineSplit) {
+    MailboxWrite(slot, inline_words, flag, h, payload);
+    return;
+  }
+  // (Sizes above kMailInlineSplit never reach here; kBytes keeps their
+  // instantiations small.)
+  constexpr u32 kBytes = kSize > kMailInlineSplit ? 0 : kSize;
+  // Pairs of words (inline words are even: a padding word may be written).
+  constexpr u32 kPairs = ((kBytes + 3) / 4 + 1) / 2;
+  u32 w[2 * kPairs + 2] = {};
+  // Loads as wide as the type's alignment allows (sizeof is a multiple of it).
+  if (kAlign >= 8) {
+    const u64* from = static_cast<const u64*>(payload);
+RK_UNROLL
+    for (u32 i = 0; i + 1 <= kBytes / 8; ++i) {
+      const u64 v = from[i];
+      w[2 * i] = static_cast<u32>(v);
+      w[2 * i + 1] = static_cast<u32>(v >> 32);
+    }
+  } else if (kAlign >= 4) {
+    const u32* from = static_cast<const u32*>(payload);
+RK_UNROLL
+    for (u32 i = 0; i + 1 <= kBytes / 4; ++i) w[i] = from[i];
+  } else {
+    memcpy(w, payload, kBytes);
+  }
+  u64* out = slot + kMailHeaderWords;
+RK_UNROLL
+  for (u32 p = 0; p + 1 <= kPairs; ++p) {
+    StoreLlPairGpu(out + 2 * p, LlWord(w[2 * p], flag), LlWord(w[2 * p + 1], flag));
+  }
+  u32 hw[kMailHeaderWords];
+  MailHeaderToWords(h, hw);
+RK_UNROLL
   for (u32 i = 0; i < kMailHeaderWords; i += 2) StoreLlPairGpu(slot + i, LlWord(hw[i], flag), LlWord(hw[i + 1], flag));
 }
 

@@ -23,7 +23,9 @@ namespace detail {
 // 0: the actor type has no handler for the message type; 1: a thread
 // handler; 2: a block handler.
 __device__ u32 HandlerKindOf(u32 actor_type, u32 message_type);
-// Runs the handler of (actor_type, message_type) on `state`.
+// Runs the handler of (actor_type, message_type) on `state`. The thread
+// dispatch is defined __forceinline__, so that it is inlined into its one
+// caller (RunThreadHandler) and the Ctx stays in registers.
 __device__ void DispatchThread(u32 actor_type, void* state, u32 message_type, const void* payload, Ctx& ctx);
 __device__ void DispatchBlock(u32 actor_type, void* state, u32 message_type, const void* payload, Ctx& ctx);
 // Runs the default constructor of the actor type on zeroed `state` (a no-op

@@ -8,7 +8,10 @@
 // issued together with a load of its status, then the record's LL words as
 // posted stores — no release fence, no load before the reservation. A new
 // receiver costs one more trip (its record) and, the first time, a failed
-// compare-and-swap that teaches the cursor the tail.
+// compare-and-swap that teaches the cursor the tail. The Ctx, its send cache
+// and a small message stay in registers throughout: the handler runs in a
+// function of its own whose Ctx never has its address taken
+// (RunThreadHandler, rt_worker.cuh), and nothing out of line takes a Ctx.
 //
 // Release/acquire pairs: see mailbox.h (the reservation's acquire of `head`
 // against the owner's release; the plain-area fence against the owner's
@@ -22,37 +25,28 @@
 namespace rk {
 namespace detail {
 
-// What a worker thread knows of the receiver of its last K2K send (kept in
-// the thread's registers or stack across messages). Actor indices are never
-// reused and a mailbox never moves, so only the receiver's status can go
-// stale — and that is read with every send.
-struct SendCache {
-  u32 to = kNoActorValue;
-  u32 type = 0;
-  MailboxHeader* box = nullptr;
-  u32 log2 = 0;
-  u32 inline_words = 0;
-  u32 slot_bytes = 0;
-  u32 max_payload = 0;
-  MailboxCursor cursor{0, 0};
-};
-
 __device__ __forceinline__ u32 LaneMaskLt() {
   u32 m;
   asm("mov.u32 %0, %%lanemask_lt;" : "=r"(m));
   return m;
 }
 
-__device__ SendStatus SendToActor(Ctx& ctx, u32 to, u32 type, const void* payload, u32 size, u64 correlation) {
-  CtxData& d = ctx.d_;
+// Forgets the cached receiver.
+__device__ __forceinline__ void ForgetReceiver(SendCache& c) { c.to = kNoActorValue; }
+
+// Sends a payload of kSize bytes (alignment kAlign) to actor `to`. Inlined
+// into every send site, with the Ctx in registers: a message built in the
+// handler goes from registers to the mailbox's LL words.
+template <u32 kSize, u32 kAlign>
+__device__ __forceinline__ SendStatus SendToActor(CtxData& d, u32 to, u32 type, const void* payload, u64 correlation) {
   const SystemParams* sys = d.sys;
   if (to >= sys->max_actors) {
     ++d.send_no_actor;
     return SendStatus::kNoActor;
   }
-  SendCache& c = *static_cast<SendCache*>(d.sends);
+  SendCache& c = d.cache;
   ActorSlot* target = &sys->actors[to];
-  bool known = c.to == to;
+  const bool known = c.to == to;
   if (!known) {
     const TargetInfo t = ReadTarget(target);
     if (t.status != static_cast<u32>(ActorState::kRunning)) {
@@ -66,28 +60,38 @@ __device__ SendStatus SendToActor(Ctx& ctx, u32 to, u32 type, const void* payloa
     c.inline_words = ShapeInlineWords(t.shape);
     c.slot_bytes = t.slot_bytes;
     c.max_payload = MailboxMaxPayload(t.shape, t.slot_bytes);
-    c.cursor = MailboxCursor{0, 0};
+    c.cursor_tail = 0;
+    c.cursor_head = 0;
   }
   if (HandlerKindOf(c.type, type) == 0) {
     ++d.send_other;
     return SendStatus::kNoHandler;
   }
-  if (size > c.max_payload) {
+  if (kSize > c.max_payload) {
     ++d.send_other;
     return SendStatus::kTooLarge;
   }
+  MailboxHeader* box = static_cast<MailboxHeader*>(c.box);
   // For a known receiver its status goes out with the reservation.
   const u32 status = known ? LoadRelaxedGpu32(&target->status) : static_cast<u32>(ActorState::kRunning);
   // Warp-aggregated reservation: the lanes sending to this mailbox right now
-  // reserve their slots with one compare-and-swap.
+  // reserve their slots with one compare-and-swap (a lane sending alone
+  // skips the match).
   const u32 active = __activemask();
-  const u32 peers = __match_any_sync(active, reinterpret_cast<u64>(c.box));
+  const u32 lane = LaneId();
+  u32 peers = 1u << lane;
+  if (active != peers) peers = __match_any_sync(active, reinterpret_cast<u64>(box));
   const u32 leader = __ffs(peers) - 1;
   const u32 rank = __popc(peers & LaneMaskLt());
   const u32 n = __popc(peers);
   u64 first = 0;
   u32 got = 0;
-  if (LaneId() == leader) got = MailboxReserve(c.box, u64{1} << c.log2, n, &c.cursor, &first);
+  if (lane == leader) {
+    MailboxCursor cursor{c.cursor_tail, c.cursor_head};
+    got = MailboxReserve(box, u64{1} << c.log2, n, &cursor, &first);
+    c.cursor_tail = cursor.tail;
+    c.cursor_head = cursor.head;
+  }
   if (n > 1) {
     got = __shfl_sync(peers, got, leader);
     first = __shfl_sync(peers, first, leader);
@@ -99,10 +103,10 @@ __device__ SendStatus SendToActor(Ctx& ctx, u32 to, u32 type, const void* payloa
     return SendStatus::kFull;
   }
   const u64 pos = first + rank;
-  u64* slot = MailboxSlotAt(c.box, c.log2, c.slot_bytes, pos);
+  u64* slot = MailboxSlotAt(box, c.log2, c.slot_bytes, pos);
   MailHeader h;
   h.type = type;
-  h.size = size;
+  h.size = kSize;
   h.sender = d.self;
   h.flags = 0;
   h.correlation = correlation;
@@ -113,73 +117,84 @@ __device__ SendStatus SendToActor(Ctx& ctx, u32 to, u32 type, const void* payloa
     h.flags = kMailVoid;
     h.size = 0;
     MailboxWrite(slot, c.inline_words, LlFlag(pos, c.log2), h, nullptr);
-    c.to = kNoActorValue;
+    ForgetReceiver(c);
     ++d.send_no_actor;
     return SendStatus::kNoActor;
   }
-  MailboxWrite(slot, c.inline_words, LlFlag(pos, c.log2), h, payload);
+  MailboxWriteTyped<kSize, kAlign>(slot, c.inline_words, LlFlag(pos, c.log2), h, payload);
   ++d.sent;
   return SendStatus::kOk;
 }
 
-__device__ __forceinline__ OutRing CtxOutRing(const CtxData& d) {
-  return WorkerOutRing(d.sys, d.worker, static_cast<OutboundCursor*>(d.outbound));
+// A record to the host on the worker's ring (out of line: rare on hot paths,
+// and its arguments are values, so that the caller's Ctx stays in registers).
+__device__ __noinline__ SendStatus SendToHostRing(const SystemParams* sys, u32 worker, void* outbound, u32 self,
+                                                  u64 hlc, u32 type, const void* payload, u32 size,
+                                                  u64 correlation) {
+  if (size > sys->max_payload) return SendStatus::kTooLarge;
+  const LlHeader h = OutboundHeader(OutboundKind::kMessage, 0, type, size, self, 0, correlation, hlc);
+  return WriteOutbound(sys, WorkerOutRing(sys, worker, static_cast<OutboundCursor*>(outbound)), h, payload);
 }
 
-__device__ __noinline__ SendStatus SendToHostFromActor(Ctx& ctx, u32 type, const void* payload, u32 size,
-                                                       u64 correlation) {
-  CtxData& d = ctx.d_;
-  if (size > d.sys->max_payload) {
-    ++d.send_other;
-    return SendStatus::kTooLarge;
-  }
-  const LlHeader h = OutboundHeader(OutboundKind::kMessage, 0, type, size, d.self, 0, correlation, d.hlc);
-  const SendStatus s = WriteOutbound(d.sys, CtxOutRing(d), h, payload);
+__device__ __forceinline__ SendStatus SendToHostFromActor(CtxData& d, u32 type, const void* payload, u32 size,
+                                                          u64 correlation) {
+  const SendStatus s = SendToHostRing(d.sys, d.worker, d.outbound, d.self, d.hlc, type, payload, size, correlation);
   if (s == SendStatus::kOk) {
     ++d.sent;
-  } else {
+  } else if (s == SendStatus::kFull) {
     ++d.send_full;
+  } else {
+    ++d.send_other;
   }
   return s;
 }
 
-__device__ SendStatus SendBytes(Ctx& ctx, ActorId to, u32 type, const void* payload, u32 size) {
-  if (to.is_host()) return SendToHostFromActor(ctx, type, payload, size, 0);
-  return SendToActor(ctx, to.value, type, payload, size, 0);
+template <u32 kSize, u32 kAlign>
+__device__ __forceinline__ SendStatus SendBytes(Ctx& ctx, ActorId to, u32 type, const void* payload) {
+  if (to.is_host()) return SendToHostFromActor(ctx.d_, type, payload, kSize, 0);
+  return SendToActor<kSize, kAlign>(ctx.d_, to.value, type, payload, 0);
 }
 
-__device__ SendStatus SendRouteBytes(Ctx& ctx, u64 route_hash, u32 type, const void* payload, u32 size) {
+template <u32 kSize, u32 kAlign>
+__device__ __forceinline__ SendStatus SendRouteBytes(Ctx& ctx, u64 route_hash, u32 type, const void* payload) {
   const SystemParams* sys = ctx.d_.sys;
   const u32 target = RouteTarget(sys->routes, sys->num_routes, RouteIndexOf(route_hash));
   if (target == kNoActorValue) {
     ++ctx.d_.send_no_actor;
     return SendStatus::kNoActor;
   }
-  if (target == kHostActorValue) return SendToHostFromActor(ctx, type, payload, size, 0);
-  return SendToActor(ctx, target, type, payload, size, 0);
+  if (target == kHostActorValue) return SendToHostFromActor(ctx.d_, type, payload, kSize, 0);
+  return SendToActor<kSize, kAlign>(ctx.d_, target, type, payload, 0);
 }
 
-__device__ SendStatus ReplyBytes(Ctx& ctx, u32 type, const void* payload, u32 size) {
-  const CtxData& d = ctx.d_;
-  if (d.sender == kHostActorValue) return SendToHostFromActor(ctx, type, payload, size, d.correlation);
-  return SendToActor(ctx, d.sender, type, payload, size, d.correlation);
-}
-
-__device__ __noinline__ void Fail(Ctx& ctx, u32 code) {
+template <u32 kSize, u32 kAlign>
+__device__ __forceinline__ SendStatus ReplyBytes(Ctx& ctx, u32 type, const void* payload) {
   CtxData& d = ctx.d_;
-  if (d.failed) return;
-  d.failed = 1;
-  ActorSlot* slot = d.actor;
+  if (d.sender == kHostActorValue) return SendToHostFromActor(d, type, payload, kSize, d.correlation);
+  return SendToActor<kSize, kAlign>(d, d.sender, type, payload, d.correlation);
+}
+
+// Marks the actor failed and tells the host (out of line, by value: see
+// SendToHostRing).
+__device__ __noinline__ void FailActor(const SystemParams* sys, ActorSlot* slot, u32 worker, void* outbound,
+                                       u32 self, u32 sender, u64 hlc, u32 code) {
   slot->fail_code = code;
   StoreReleaseGpu32(&slot->status, static_cast<u32>(ActorState::kFailed));
   // Tell the host now (a rare path: the bus write is worth it).
-  StoreRelaxedSys(&d.sys->actor_control[d.self].status,
+  StoreRelaxedSys(&sys->actor_control[self].status,
                   static_cast<u64>(ActorState::kFailed) | static_cast<u64>(code) << 32);
-  const LlHeader h = OutboundHeader(OutboundKind::kActorFailed, 0, 0, 0, d.self, d.sender, code, d.hlc);
-  WriteOutbound(d.sys, CtxOutRing(d), h, nullptr);
+  const LlHeader h = OutboundHeader(OutboundKind::kActorFailed, 0, 0, 0, self, sender, code, hlc);
+  WriteOutbound(sys, WorkerOutRing(sys, worker, static_cast<OutboundCursor*>(outbound)), h, nullptr);
 }
 
-__device__ void SyncBlock(Ctx& ctx) {
+__device__ __forceinline__ void Fail(Ctx& ctx, u32 code) {
+  CtxData& d = ctx.d_;
+  if (d.failed) return;
+  d.failed = 1;
+  FailActor(d.sys, d.actor, d.worker, d.outbound, d.self, d.sender, d.hlc, code);
+}
+
+__device__ __forceinline__ void SyncBlock(Ctx& ctx) {
   if (ctx.d_.block) {
     __syncthreads();
   } else {

@@ -68,6 +68,7 @@ struct OwnedActor {
   u32 failed;
   u32 hot;           // polls left with a wide load (a message came recently)
   u32 quiet;         // polls in a row that found the mailbox empty
+  u32 host_recent;   // polls left during which it does not spin (a host hand-over came recently)
   u64 head;          // next position to take
   u64 released;      // the head producers were last given
   u64 hlc;
@@ -93,6 +94,7 @@ __device__ __forceinline__ OwnedActor LoadOwned(const SystemParams* sys, u32 ind
   o.released = o.head;
   o.hot = 0;
   o.quiet = 0;
+  o.host_recent = 0;
   o.hlc = o.slot->hlc;
   o.handled = o.slot->handled;
   o.dead_lettered = o.slot->dead_lettered;
@@ -191,7 +193,7 @@ __device__ __forceinline__ void InitCtx(Ctx& ctx, WorkerThread& w, const OwnedAc
   d.sys = w.sys;
   d.actor = o.slot;
   d.scratch = scratch;
-  d.sends = w.sends;
+  d.cache = *w.sends;
   d.outbound = w.out;
   d.correlation = m.correlation;
   d.hlc = hlc;
@@ -208,6 +210,40 @@ __device__ __forceinline__ void AddSends(OwnedActor& o, const CtxData& d) {
   o.send_full += d.send_full;
   o.send_no_actor += d.send_no_actor;
   o.send_other += d.send_other;
+}
+
+// What a thread handler's invocation did, for its owner's counters.
+struct HandlerOutcome {
+  u32 sent, send_full, send_no_actor, send_other, failed;
+};
+
+// Runs one thread handler. Out of line and called with values only: its Ctx
+// is a local whose address never leaves it (the dispatch, the handlers and
+// the send path are inlined here), so the compiler keeps the Ctx and the
+// send cache in registers. The cache lives in the worker thread's stack
+// between messages: copied in here and back after the handler.
+__device__ __noinline__ HandlerOutcome RunThreadHandler(const SystemParams* sys, u32 worker, OutboundCursor* out,
+                                                        SendCache* sends, ActorSlot* slot, void* state,
+                                                        u32 actor_type, u32 self, u32 msg_type, u32 sender,
+                                                        u64 correlation, u64 hlc, const void* payload) {
+  Ctx ctx;
+  CtxData& d = ctx.d_;
+  d.sys = sys;
+  d.actor = slot;
+  d.scratch = nullptr;
+  d.outbound = out;
+  d.correlation = correlation;
+  d.hlc = hlc;
+  d.self = self;
+  d.sender = sender;
+  d.worker = worker;
+  d.block = 0;
+  d.failed = 0;
+  d.sent = d.send_full = d.send_no_actor = d.send_other = 0;
+  d.cache = *sends;
+  DispatchThread(actor_type, state, msg_type, payload, ctx);
+  *sends = d.cache;
+  return HandlerOutcome{d.sent, d.send_full, d.send_no_actor, d.send_other, d.failed};
 }
 
 enum class Handled : u32 { kDone = 0, kNeedsBlock = 1 };
@@ -228,15 +264,22 @@ __device__ Handled HandleOne(WorkerThread& w, OwnedActor& o, const MailRecord& r
     ++o.dead_lettered;
     return Handled::kDone;
   }
-  Ctx ctx;
-  InitCtx(ctx, w, o, r.h, HlcMerge(o.hlc, r.h.hlc, GlobalTimerNs()), nullptr, 0);
-  DispatchThread(o.type, o.state, r.h.type, r.payload, ctx);
-  o.hlc = ctx.d_.hlc;
-  AddSends(o, ctx.d_);
+  const u64 hlc = HlcMerge(o.hlc, r.h.hlc, GlobalTimerNs());
+  const HandlerOutcome out = RunThreadHandler(sys, w.worker, w.out, w.sends, o.slot, o.state, o.type, o.index,
+                                              r.h.type, r.h.sender, r.h.correlation, hlc, r.payload);
+  o.hlc = hlc;
+  o.sent += out.sent;
+  o.send_full += out.send_full;
+  o.send_no_actor += out.send_no_actor;
+  o.send_other += out.send_other;
   ++o.handled;
-  if (ctx.d_.failed) o.failed = 1;
+  if (out.failed) o.failed = 1;
   return Handled::kDone;
 }
+
+// Polls of an empty mailbox in a row that ServeMailbox makes for a hot
+// actor before it returns.
+constexpr u32 kHotSpinPolls = 8;
 
 // Empty polls in a row after which an owner writes its counters back and
 // hands consumed slots to producers.
@@ -250,11 +293,22 @@ __device__ u32 ServeMailbox(WorkerThread& w, OwnedActor& o, DirectSlot* direct, 
   const SystemParams* sys = w.sys;
   const u64 capacity = u64{1} << o.log2;
   u32 n = 0;
+  u32 spins = 0;
   while (n < sys->batch_max) {
     u64* slot = MailboxSlotAt(o.box, o.log2, o.slot_bytes, o.head);
     const u32 flag = LlFlag(o.head, o.log2);
     MailRecord r;
-    if (!MailboxTryTake(slot, o.inline_words, flag, o.hot != 0, &r, w.buf)) break;
+    if (!MailboxTryTake(slot, o.inline_words, flag, o.hot != 0, &r, w.buf)) {
+      // A hot resident actor polls again at once, up to kHotSpinPolls
+      // times, rather than go round the worker loop first (a message that
+      // lands meanwhile waits one poll, not one loop) — but not while host
+      // messages come to it: its hand-overs are taken after this returns.
+      if (resident && n == 0 && o.hot != 0 && o.host_recent == 0 && spins < kHotSpinPolls) {
+        ++spins;
+        continue;
+      }
+      break;
+    }
     if (!(r.h.flags & kMailVoid)) MarkRunning(w, RunningEntry(o.index, r.h.type));
     if (HandleOne(w, o, r) == Handled::kNeedsBlock) {
       *block = true;
@@ -272,6 +326,7 @@ __device__ u32 ServeMailbox(WorkerThread& w, OwnedActor& o, DirectSlot* direct, 
     o.quiet = 0;
   } else {
     if (o.hot != 0) --o.hot;
+    if (o.host_recent != 0) --o.host_recent;
     ++o.quiet;
   }
   // Consumed slots go back to producers when the actor is dropped from
@@ -674,6 +729,7 @@ __device__ void RunBlockMessage(WorkerThread& w, u32 a, u8* smem, u64* s_hlc, un
   Ctx ctx;
   InitCtx(ctx, w, o, r.h, *s_hlc, smem, 1);
   if (!o.failed) DispatchBlock(o.type, o.state, r.h.type, r.payload, ctx);
+  *w.sends = ctx.d_.cache;
   __syncthreads();
   if (tid == 0) {
     // Thread 0 (the leader) is the one that sends and fails.
@@ -728,6 +784,7 @@ __device__ u32 ServeDirect(WorkerThread& w, OwnedActor& o, DirectSlot* d) {
   }
   o.hot = 64;
   o.quiet = 0;
+  o.host_recent = 64;
   if (o.failed) SlotSet(&d->failed, 1);
   StoreOwned(o);
   return n;
@@ -768,7 +825,8 @@ __device__ void WorkerLoop(const SystemParams* sys, u32 worker, u8* smem) {
   __syncthreads();
   const u32* list = sys->worker_lists + static_cast<u64>(worker) * sys->max_actors_per_worker;
   WorkerStats* stats = &sys->worker_stats[worker];
-  SendCache sends;
+  SendCache sends{};
+  ForgetReceiver(sends);
   alignas(16) u32 buf[kMailInlineMaxWords];
   WorkerThread w;
   w.sys = sys;
