@@ -97,7 +97,8 @@ absl::StatusOr<Message> ReceiveType(System& sys, const std::string& type, absl::
 
 absl::Status StopCleanly(System& sys, const std::string& what) {
   RK_ASSIGN_OR_RETURN(StopReport r, sys.Stop(absl::Seconds(10)));
-  if (!r.drained || r.unhandled != 0 || !r.dead_letters.empty() || !r.failures.empty()) {
+  if (!r.drained || r.unhandled != 0 || !r.dead_letters.empty() || !r.failures.empty() ||
+      r.dead_letters_dropped != 0 || r.failures_dropped != 0 || r.reports_lost != 0) {
     return absl::InternalError(absl::StrCat(what, ": the system did not stop cleanly: ", r.ToString()));
   }
   return absl::OkStatus();

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <thread>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -30,6 +31,12 @@ constexpr uint64_t kWorkerRingBytes = 1ull << 20;
 // Records of the control ring (spawn, bind, flush, drain, halt): the host
 // waits for each spawn and bind to be applied, so a few are ever queued.
 constexpr uint32_t kControlRingLog2 = 6;
+// The background reader's sleep between looks at the rings back: short after
+// it found records, doubling while it finds none. The GPU waits for room for
+// a dead letter or a failure, so these bound how long it may wait, not what
+// is lost.
+constexpr auto kReaderBusySleep = std::chrono::microseconds(50);
+constexpr auto kReaderIdleSleep = std::chrono::microseconds(400);
 
 inline void CpuRelax() { __builtin_ia32_pause(); }
 
@@ -92,6 +99,16 @@ std::string StopReport::ToString() const {
   if (!dead_letters.empty()) absl::StrAppend(&out, "\n  ", dead_letters.size(), " dead letter(s)");
   if (!failures.empty()) absl::StrAppend(&out, "\n  ", failures.size(), " actor failure(s)");
   if (!undelivered.empty()) absl::StrAppend(&out, "\n  ", undelivered.size(), " message(s) for the host not received");
+  if (dead_letters_dropped != 0) {
+    absl::StrAppend(&out, "\n  ", dead_letters_dropped, " dead letter(s) dropped past SystemOptions::dead_letter_capacity");
+  }
+  if (failures_dropped != 0) {
+    absl::StrAppend(&out, "\n  ", failures_dropped, " failure(s) dropped past SystemOptions::failure_capacity");
+  }
+  if (reports_lost != 0) {
+    absl::StrAppend(&out, "\n  ", reports_lost,
+                    " dead letter(s) or failure(s) not reported: the GPU's ring to the host was full");
+  }
   return out;
 }
 
@@ -122,6 +139,9 @@ absl::Status SystemImpl::Init() {
   }
   if (o.max_actors == 0 || o.max_actors > (1u << 24)) return Invalid("max_actors must be in [1, 2^24]");
   if (o.batch_max == 0) return Invalid("batch_max must be at least 1");
+  if (o.dead_letter_capacity == 0 || o.failure_capacity == 0 || o.host_inbox_capacity == 0) {
+    return Invalid("dead_letter_capacity, failure_capacity and host_inbox_capacity must be at least 1");
+  }
   for (const jit::ActorInfo& a : model.actors) {
     if (a.state_alignment > 128) {
       return Invalid(absl::StrCat("actor type '", a.name, "' needs ", a.state_alignment,
@@ -270,10 +290,9 @@ absl::Status SystemImpl::Init() {
     out->capacity_log2 = wout_log2;
   }
   worker_producers_ = std::make_unique<RingProducer[]>(workers);
-  {
-    absl::MutexLock lock(&out_mu_);
-    out_heads_.assign(workers, 0);
-  }
+  admission_.Init(workers);
+  out_heads_ = std::make_unique<std::atomic<u64>[]>(workers);
+  for (uint32_t w = 0; w < workers; ++w) out_heads_[w].store(0, std::memory_order_relaxed);
 
   const CUdeviceptr base = tables_->get();
   const CUdeviceptr in_dev = inbound_buf_->device();
@@ -345,8 +364,34 @@ absl::Status SystemImpl::Init() {
   RK_RETURN_IF_ERROR(WaitFor(&control_->state.value, static_cast<uint64_t>(KernelState::kRunning), o.start_timeout,
                              "the kernel to start"));
   phase_ = KernelPhase::kRunning;
-  accepting_.store(true, std::memory_order_release);
+  admission_.Open();
+  reader_ = std::thread([this] { ReaderLoop(); });
   return absl::OkStatus();
+}
+
+void SystemImpl::ReaderLoop() {
+  auto sleep = kReaderBusySleep;
+  const u32 log2 = params_.worker_out_log2;
+  while (!reader_stop_.load(std::memory_order_acquire)) {
+    bool found = false;
+    for (uint32_t w = 0; w < params_.num_workers; ++w) {
+      // A look at the ring's next slot without the lock: most rings are
+      // empty most of the time, and out_mu_ is the lock a waiting Ask polls.
+      const u64 head = out_heads_[w].load(std::memory_order_relaxed);
+      const u64* slot = LlSlot(RingSlots(WorkerOut(w)), params_.slot_words, log2, head);
+      if (LlWordFlag(LoadRelaxedSys(slot)) != LlFlag(head, log2)) continue;
+      absl::MutexLock lock(&out_mu_);
+      found = DrainRingLocked(w) != 0 || found;
+    }
+    sleep = found ? kReaderBusySleep : std::min(sleep * 2, kReaderIdleSleep);
+    std::this_thread::sleep_for(sleep);
+  }
+}
+
+void SystemImpl::StopReader() {
+  if (!reader_.joinable()) return;
+  reader_stop_.store(true, std::memory_order_release);
+  reader_.join();
 }
 
 void SystemImpl::ReturnRuntime() {
@@ -358,10 +403,18 @@ SystemImpl::~SystemImpl() {
     ReturnRuntime();
     return;
   }
-  const KernelPhase ph = phase_.load();
-  if (ph == KernelPhase::kRunning || ph == KernelPhase::kDraining || ph == KernelPhase::kStarting) {
-    (void)Stop(absl::Seconds(10));
-  }
+  auto still_running = [this] {
+    const KernelPhase ph = phase_.load();
+    return ph == KernelPhase::kRunning || ph == KernelPhase::kDraining || ph == KernelPhase::kStarting;
+  };
+  if (still_running()) (void)Stop(absl::Seconds(10));
+  // Stop ends the reader once the kernel has exited; on its other paths (a
+  // fault, a stuck kernel) the reader ends here, before anything it reads
+  // is released.
+  StopReader();
+  // A Stop that returned without ending the kernel (a Send it waited for
+  // never finished): nothing may be freed under a running kernel.
+  if (still_running()) phase_ = KernelPhase::kAbandoned;
   // A kernel that never returned keeps the device: the runtime stays taken
   // (a later Start is refused instead of waiting for it forever).
   if (phase_.load() != KernelPhase::kAbandoned) ReturnRuntime();
@@ -421,8 +474,9 @@ uint64_t SystemImpl::HostRecordsInFlight() const {
 
 uint64_t SystemImpl::HostMessagesNeverTaken() const {
   // After the kernel exited: every record between a ring's released head and
-  // its tail was written whole (writers finish before Stop reads the tail),
-  // so their headers say how far each goes.
+  // its tail was written whole (Stop waited for every Send the gate admitted
+  // before it read the tail, and admits no more), so their headers say how
+  // far each goes.
   const u32 log2 = params_.worker_in_log2;
   uint64_t n = 0;
   for (uint32_t w = 0; w < params_.num_workers; ++w) {
@@ -546,7 +600,7 @@ absl::Status SystemImpl::CheckKernel(bool* finished) {
         "the GPU's ingress found a corrupt record at position ", bad - 1, " of the host→GPU ring and stopped"));
     absl::MutexLock lock(&state_mu_);
     if (fault_.ok()) fault_ = fault;
-    accepting_ = false;
+    admission_.Close();
     return fault;
   }
   absl::StatusOr<bool> done = stream_->Query();
@@ -564,7 +618,7 @@ absl::Status SystemImpl::CheckKernel(bool* finished) {
     if (fault_.ok()) fault_ = fault;
   }
   phase_ = KernelPhase::kFaulted;
-  accepting_ = false;
+  admission_.Close();
   *finished = true;
   return fault;
 }
@@ -573,11 +627,11 @@ void SystemImpl::DrainLocked() {
   for (uint32_t w = 0; w < params_.num_workers; ++w) DrainRingLocked(w);
 }
 
-void SystemImpl::DrainRingLocked(uint32_t worker) {
+uint64_t SystemImpl::DrainRingLocked(uint32_t worker) {
   LlRingHeader* ring = WorkerOut(worker);
   const u32 log2 = params_.worker_out_log2;
   const u64* slots = RingSlots(ring);
-  u64& head = out_heads_[worker];
+  u64 head = out_heads_[worker].load(std::memory_order_relaxed);
   if (out_buffer_.size() < params_.max_payload + 8) out_buffer_.resize(params_.max_payload + 8);
   uint64_t consumed = 0;
   for (;;) {
@@ -592,15 +646,31 @@ void SystemImpl::DrainRingLocked(uint32_t worker) {
       }
       break;
     }
+    // Left in the ring (read again later): the ring fills, and the worker's
+    // sends to the host get kFull — their back-pressure.
+    if (HoldBackLocked(h)) break;
     LlStampUnusedWords(const_cast<u64*>(slot), params_.slot_words, LlFlag(head, log2), h.size);
     ++head;
     ++consumed;
     SortLocked(h);
   }
   if (consumed != 0) {
+    out_heads_[worker].store(head, std::memory_order_relaxed);
     LlRelease(ring, head);
     received_by_host_ += consumed;
   }
+  return consumed;
+}
+
+bool SystemImpl::HoldBackLocked(const LlHeader& h) const {
+  if (drain_all_ || inbox_.size() < options_.host_inbox_capacity) return false;
+  if (static_cast<OutboundKind>(h.aux & 0xFF) != OutboundKind::kMessage) return false;
+  // A reply that a waiting Ask takes never enters the inbox.
+  if (h.correlation != 0) {
+    auto it = pending_.find(h.correlation);
+    if (it != pending_.end() && !it->second.done) return false;
+  }
+  return true;
 }
 
 void SystemImpl::SortLocked(const LlHeader& h) {
@@ -644,8 +714,17 @@ void SystemImpl::SortLocked(const LlHeader& h) {
         return;
       }
     }
-    dead_letters_.push_back(std::move(d));
+    // Bounded: past the capacity only counted, the first ones kept.
+    if (dead_letters_.size() < options_.dead_letter_capacity) {
+      dead_letters_.push_back(std::move(d));
+    } else {
+      ++dead_letters_dropped_;
+    }
   } else if (kind == OutboundKind::kActorFailed) {
+    if (failures_.size() >= options_.failure_capacity) {
+      ++failures_dropped_;
+      return;
+    }
     ActorFailure f;
     f.actor = ActorId{h.actor};
     f.name = ActorName(h.actor);
@@ -674,12 +753,15 @@ absl::StatusOr<uint64_t> SystemImpl::ArenaAlloc(uint64_t bytes, uint64_t align) 
 absl::Status SystemImpl::NotAccepting(const char* call) {
   absl::MutexLock lock(&state_mu_);
   if (!fault_.ok()) return fault_;
-  return absl::FailedPreconditionError(
-      absl::StrCat(call, ": the system is ", std::string(KernelPhaseName(phase_.load())), " and accepts nothing"));
+  // Running with the gate closed and no fault: Stop has begun.
+  const KernelPhase ph = phase_.load();
+  return absl::FailedPreconditionError(absl::StrCat(
+      call, ": the system is ", ph == KernelPhase::kRunning ? "stopping" : std::string(KernelPhaseName(ph)),
+      " and accepts nothing"));
 }
 
 absl::StatusOr<ActorId> SystemImpl::Spawn(std::string_view type, std::string_view name) {
-  if (!accepting_.load()) return NotAccepting("Spawn");
+  if (!admission_.open()) return NotAccepting("Spawn");
   const jit::ActorInfo* actor = package_->model.FindActor(type);
   if (actor == nullptr) {
     std::vector<std::string> names;
@@ -765,7 +847,7 @@ std::optional<std::string> SystemImpl::NameOf(ActorId id) const {
 }
 
 absl::Status SystemImpl::Bind(std::string_view route, uint32_t actor) {
-  if (!accepting_.load()) return NotAccepting("Bind");
+  if (!admission_.open()) return NotAccepting("Bind");
   const jit::RouteInfo* r = package_->model.FindRoute(route);
   if (r == nullptr) {
     std::vector<std::string> names;
@@ -822,7 +904,7 @@ absl::Status SystemImpl::ResolveTypeSlot(uint32_t slot, const char* name, const 
 
 absl::Status SystemImpl::Send(ActorId to, uint32_t type_id, const void* bytes, size_t size, uint64_t correlation,
                               absl::Time deadline) {
-  if (!accepting_.load(std::memory_order_acquire)) return NotAccepting("Send");
+  if (!admission_.open()) return NotAccepting("Send");
   if (to.value >= actor_count_.load(std::memory_order_acquire)) {
     return to.is_host() ? Invalid("Send: the host cannot send to itself")
                         : absl::NotFoundError(absl::StrCat("Send: no actor with id ", to.value));
@@ -848,6 +930,11 @@ absl::Status SystemImpl::Send(ActorId to, uint32_t type_id, const void* bytes, s
   LlRingHeader* ring = WorkerIn(worker);
   RingProducer& producer = worker_producers_[worker];
   const u32 log2 = params_.worker_in_log2;
+  // Admitted, or refused if Stop (or a fault) has closed the gate: from here
+  // until the record is whole, Stop waits for this Send (writer_gate.h).
+  if (!admission_.TryEnter(worker)) return NotAccepting("Send");
+  absl::Cleanup leave = [this, worker] { admission_.Leave(worker); };
+  if (pause_next_send_armed_.load(std::memory_order_relaxed)) RunPauseHook();
   if (TryWriteUnits(ring, log2, producer, h, bytes)) return absl::OkStatus();
   host_ring_full_.fetch_add(1, std::memory_order_relaxed);
   if (deadline == absl::InfinitePast()) {
@@ -863,12 +950,26 @@ absl::Status SystemImpl::Send(ActorId to, uint32_t type_id, const void* bytes, s
     if ((++spins & 1023) == 0) {
       bool finished = false;
       RK_RETURN_IF_ERROR(CheckKernel(&finished));
+      // Stop waits for this Send: while it finds the ring full, it gives up
+      // (nothing written) rather than hold Stop back.
+      if (!admission_.open()) return NotAccepting("Send");
       if (absl::Now() > deadline) {
         return absl::DeadlineExceededError("Send: the host→GPU ring stayed full until the deadline");
       }
     }
     CpuRelax();
   }
+}
+
+void SystemImpl::RunPauseHook() {
+  std::function<void()> pause;
+  {
+    absl::MutexLock lock(&hook_mu_);
+    if (!pause_next_send_armed_.exchange(false)) return;
+    pause = std::move(pause_next_send_);
+    pause_next_send_ = nullptr;
+  }
+  if (pause) pause();
 }
 
 absl::StatusOr<Message> SystemImpl::Ask(ActorId to, uint32_t type_id, const void* bytes, size_t size,
@@ -999,7 +1100,7 @@ ActorStats SystemImpl::ReadActor(uint32_t index) const {
 }
 
 absl::StatusOr<SystemStats> SystemImpl::Stats(bool fresh) {
-  if (fresh && accepting_.load()) {
+  if (fresh && admission_.open()) {
     RK_ASSIGN_OR_RETURN(uint64_t seq, SendControl(ControlOp::kFlush, 0, 0, nullptr, 0));
     RK_RETURN_IF_ERROR(WaitFor(&control_->flush_ack.value, seq, kControlTimeout, "a counter flush"));
   }
@@ -1021,6 +1122,8 @@ absl::StatusOr<SystemStats> SystemImpl::Stats(bool fresh) {
     absl::MutexLock lock(&out_mu_);
     DrainLocked();
     st.received_by_host = received_by_host_;
+    st.dead_letters_dropped = dead_letters_dropped_;
+    st.failures_dropped = failures_dropped_;
   }
   const uint32_t n = actor_count_.load();
   for (uint32_t i = 0; i < n; ++i) st.actors.push_back(ReadActor(i));
@@ -1050,13 +1153,37 @@ absl::StatusOr<StopReport> SystemImpl::Stop(absl::Duration timeout) {
     absl::MutexLock lock(&state_mu_);
     if (!fault_.ok()) return fault_;
   }
-  accepting_.store(false);
   const auto start = Clock::now();
   const auto drain_deadline = start + absl::ToChronoNanoseconds(timeout * 3 / 4);
   const auto deadline = start + absl::ToChronoNanoseconds(timeout);
+  // No Send is admitted from here on, and those admitted already finish
+  // their records before Stop looks at the rings (writer_gate.h): a Send
+  // that returns OK is in a ring Stop drains and counts. A Send takes
+  // nanoseconds (one that finds its ring full gives up once it sees the gate
+  // closed), so only a suspended thread holds this up.
+  admission_.Close();
+  for (uint32_t spins = 0; admission_.InFlight() != 0; ++spins) {
+    if (Clock::now() >= deadline) {
+      return absl::DeadlineExceededError(absl::StrCat(
+          "Stop: a Send admitted before Stop began had not finished writing its message after ",
+          absl::FormatDuration(timeout), " (is its thread suspended?); the system accepts nothing more and still "
+          "runs: call Stop again"));
+    }
+    if (spins < 64) {
+      std::this_thread::yield();
+    } else {
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
+    }
+  }
+  {
+    absl::MutexLock lock(&out_mu_);
+    drain_all_ = true;  // the report takes every message for the host
+  }
   // Drain: the workers take every message the host wrote before the drain
   // record goes out (the control ring is not ordered with the workers'
   // rings); what they have not taken by the deadline is reported below.
+  // (The background reader meanwhile drains the rings back, where a worker
+  // may be waiting for room for a dead letter.)
   while (HostRecordsInFlight() != 0 && Clock::now() < drain_deadline) {
     bool done = false;
     RK_RETURN_IF_ERROR(CheckKernel(&done));
@@ -1096,18 +1223,28 @@ absl::StatusOr<StopReport> SystemImpl::Stop(absl::Duration timeout) {
   }
   phase_ = KernelPhase::kExited;
   ReturnRuntime();
+  StopReader();  // nothing more comes back; the final drain is below
   StopReport report;
   report.drained = !forced_halt_;
   const uint32_t n = actor_count_.load();
   // The kernel has exited: its device memory is the final word, so the
-  // report reads the actor table and the mailboxes there.
+  // report reads the actor table, the mailboxes and the shared counters
+  // there.
   std::vector<ActorSlot> slots(n);
+  DeviceShared shared{};
   absl::Status read = runtime_->context().MakeCurrent();
+  if (read.ok()) {
+    read = tables_->DownloadAsync(*copy_stream_, &shared, sizeof(DeviceShared),
+                                  reinterpret_cast<uint64_t>(params_.shared) - tables_->get());
+  }
   if (read.ok() && n != 0) {
     read = tables_->DownloadAsync(*copy_stream_, slots.data(), n * sizeof(ActorSlot),
                                   reinterpret_cast<uint64_t>(params_.actors) - tables_->get());
-    if (read.ok()) read = copy_stream_->Synchronize();
   }
+  if (read.ok()) read = copy_stream_->Synchronize();
+  // Dead letters and failures a worker gave up on: the kernel was halting
+  // and the ring back stayed full (rt_outbound.cuh, ReserveReport).
+  if (read.ok()) report.reports_lost = shared.reports_lost.value;
   for (uint32_t i = 0; i < n; ++i) {
     ActorStats a = ReadActor(i);
     if (read.ok()) {
@@ -1136,6 +1273,8 @@ absl::StatusOr<StopReport> SystemImpl::Stop(absl::Duration timeout) {
   DrainLocked();
   report.dead_letters = std::exchange(dead_letters_, {});
   report.failures = std::exchange(failures_, {});
+  report.dead_letters_dropped = dead_letters_dropped_;
+  report.failures_dropped = failures_dropped_;
   report.undelivered.assign(std::make_move_iterator(inbox_.begin()), std::make_move_iterator(inbox_.end()));
   // Host messages the workers never took (the drain deadline passed first).
   report.unhandled += HostMessagesNeverTaken();

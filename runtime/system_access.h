@@ -5,6 +5,9 @@
 #ifndef RINGKERNEL_RUNTIME_SYSTEM_ACCESS_H_
 #define RINGKERNEL_RUNTIME_SYSTEM_ACCESS_H_
 
+#include <functional>
+#include <utility>
+
 #include "ringkernel/system.h"
 #include "runtime/system_impl.h"
 
@@ -16,6 +19,15 @@ struct SystemAccess {
   // record stays in the ring and the GPU applies it later: what a slow GPU
   // does to a host with a short deadline.
   static void TimeOutNextControlWait(System& system) { system.impl_->TimeOutNextControlWait(); }
+  // The next Send (or Ask) calls `pause` once it has been admitted — past
+  // its check that the system accepts messages — and before it writes its
+  // record, on the sending thread: `pause` may block, so that a test can
+  // run Stop meanwhile. Stop waits for it; nothing else does.
+  static void PauseNextSend(System& system, std::function<void()> pause) {
+    system.impl_->PauseNextSend(std::move(pause));
+  }
+  // Whether Sends are admitted: false once Stop has begun (or a fault).
+  static bool Accepting(const System& system) { return system.impl_->accepting(); }
 };
 
 }  // namespace rk::internal

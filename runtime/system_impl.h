@@ -6,19 +6,24 @@
 // arena that holds mailboxes and actor state (device memory), the rings and
 // the control blocks (mapped pinned memory). Rings: one control ring to the
 // service block, one message ring to each worker (a message goes to the ring
-// of its receiver's worker) and one ring back from each worker. The host writes its rings from any thread (a lock-free
-// multi-producer reservation) and drains the rings back under `out_mu_`,
-// sorting what it finds into Ask replies, the inbox, dead letters and
-// failures.
+// of its receiver's worker) and one ring back from each worker. The host
+// writes its rings from any thread (a lock-free multi-producer reservation,
+// admitted by a WriterGate that Stop closes and waits on) and drains the
+// rings back under `out_mu_`, sorting what it finds into Ask replies, the
+// inbox, dead letters and failures. A background reader thread drains them
+// while the system runs, so that the GPU's dead letters and failures always
+// find room (most of them wait for it; rt_outbound.cuh says which do not).
 #ifndef RINGKERNEL_RUNTIME_SYSTEM_IMPL_H_
 #define RINGKERNEL_RUNTIME_SYSTEM_IMPL_H_
 
 #include <array>
 #include <atomic>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -31,6 +36,7 @@
 #include "runtime/mapped_buffer.h"
 #include "runtime/module.h"
 #include "runtime/stream.h"
+#include "runtime/writer_gate.h"
 
 namespace rk {
 
@@ -46,6 +52,12 @@ class SystemImpl {
   absl::StatusOr<ActorId> Spawn(std::string_view type, std::string_view name);
   // Fault injection (system_access.h).
   void TimeOutNextControlWait() { time_out_next_control_wait_.store(true); }
+  void PauseNextSend(std::function<void()> pause) {
+    absl::MutexLock lock(&hook_mu_);
+    pause_next_send_ = std::move(pause);
+    pause_next_send_armed_.store(true);
+  }
+  bool accepting() const { return admission_.open(); }
   absl::StatusOr<ActorId> Lookup(std::string_view name) const;
   std::optional<std::string> NameOf(ActorId id) const;
   absl::Status Bind(std::string_view route, uint32_t actor);
@@ -111,10 +123,21 @@ class SystemImpl {
   absl::Status NotAccepting(const char* call);
   // Drains every GPU→host ring. Requires out_mu_.
   void DrainLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(out_mu_);
-  // Drains the ring back from one worker.
-  void DrainRingLocked(uint32_t worker) ABSL_EXCLUSIVE_LOCKS_REQUIRED(out_mu_);
+  // Drains the ring back from one worker; returns the records taken.
+  uint64_t DrainRingLocked(uint32_t worker) ABSL_EXCLUSIVE_LOCKS_REQUIRED(out_mu_);
+  // Whether a record read from a ring back stays there for now: a message
+  // for the inbox while it holds host_inbox_capacity (not once Stop began).
+  bool HoldBackLocked(const LlHeader& h) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(out_mu_);
   // Sorts one record taken from a ring back.
   void SortLocked(const LlHeader& h) ABSL_EXCLUSIVE_LOCKS_REQUIRED(out_mu_);
+  // The background reader: drains the rings back, one ring per hold of
+  // out_mu_ (so an Ask waits for at most one ring's drain), looking at a
+  // ring's next slot without the lock first; sleeps 50 µs after finding
+  // records, doubling to 400 µs while it finds none.
+  void ReaderLoop();
+  void StopReader();
+  // Calls and disarms the PauseNextSend hook.
+  void RunPauseHook();
   void Drain() {
     absl::MutexLock lock(&out_mu_);
     DrainLocked();
@@ -166,8 +189,13 @@ class SystemImpl {
   // Producer sides of the control ring and of each worker's ring.
   RingProducer control_producer_;
   std::unique_ptr<RingProducer[]> worker_producers_;
+  // Admits Sends into the worker rings, one lane per worker (writer_gate.h):
+  // open from the kernel's start until Stop (or a fault) closes it. Stop
+  // waits for every admitted Send to finish its record.
+  WriterGate admission_;
   // Lock order (a thread holding one may take only those after it):
   //   spawn_mu_ → control_mu_ → out_mu_ → mu_ → state_mu_
+  // (hook_mu_ is held alone, only to set or take the PauseNextSend hook.)
   // spawn_mu_ is held across a whole Spawn, including the wait for the GPU;
   // control_mu_ while a control record is written (and CheckKernel runs when
   // the ring is full, which takes mu_ and state_mu_); out_mu_ while the rings
@@ -182,8 +210,12 @@ class SystemImpl {
   std::atomic<uint64_t> host_ring_full_{0};
   std::atomic<uint64_t> host_hlc_{0};
   std::atomic<uint64_t> next_correlation_{1};
-  std::atomic<bool> accepting_{false};
   std::atomic<KernelPhase> phase_{KernelPhase::kStarting};
+  // Fault injection: the next Send calls the hook once it has been admitted,
+  // before it writes its record.
+  std::atomic<bool> pause_next_send_armed_{false};
+  absl::Mutex hook_mu_;
+  std::function<void()> pause_next_send_ ABSL_GUARDED_BY(hook_mu_);
 
   // Actors. The per-index arrays are read without the lock by Send.
   mutable absl::Mutex mu_;
@@ -199,13 +231,24 @@ class SystemImpl {
 
   // Consumer side of the rings back, one per worker.
   absl::Mutex out_mu_;
-  std::vector<u64> out_heads_ ABSL_GUARDED_BY(out_mu_);
+  // Each ring's next position: written under out_mu_, read without it by
+  // the background reader to look at the ring before taking the lock.
+  std::unique_ptr<std::atomic<u64>[]> out_heads_;
   std::string out_buffer_ ABSL_GUARDED_BY(out_mu_);
   std::deque<Message> inbox_ ABSL_GUARDED_BY(out_mu_);
   std::vector<DeadLetter> dead_letters_ ABSL_GUARDED_BY(out_mu_);
   std::vector<ActorFailure> failures_ ABSL_GUARDED_BY(out_mu_);
   absl::flat_hash_map<uint64_t, PendingAsk> pending_ ABSL_GUARDED_BY(out_mu_);
   uint64_t received_by_host_ ABSL_GUARDED_BY(out_mu_) = 0;
+  uint64_t dead_letters_dropped_ ABSL_GUARDED_BY(out_mu_) = 0;
+  uint64_t failures_dropped_ ABSL_GUARDED_BY(out_mu_) = 0;
+  // Set by Stop: from then on every drain takes the whole ring (the report
+  // holds every message for the host, whatever host_inbox_capacity says).
+  bool drain_all_ ABSL_GUARDED_BY(out_mu_) = false;
+
+  // The background reader (ReaderLoop), from Init until Stop or destruction.
+  std::thread reader_;
+  std::atomic<bool> reader_stop_{false};
 
   absl::Mutex state_mu_;
   absl::Status fault_ ABSL_GUARDED_BY(state_mu_);

@@ -15,18 +15,26 @@
 //   * default member initialisers run at spawn;
 //   * host messages of mixed sizes wrap the host ring whole and in order;
 //   * Stop drains and reports; bad host input gets a clear error, and a host
-//     type whose layout signature is not the program's is refused.
+//     type whose layout signature is not the program's is refused;
+//   * a Send racing with Stop is handled or refused, never OK and lost;
+//   * dead letters and failures wait for a full ring back rather than
+//     vanish, and are all accounted for (taken, or counted past the host's
+//     bound); a reply the background reader drains still reaches its Ask;
+//     the host's inbox is bounded with kFull back-pressure to the senders.
 // Faults (traps, stuck handlers) are in fault_gpu_test.cc. Every test skips
 // with the reason when there is no CUDA device.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <iostream>
 #include <map>
 #include <set>
+#include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -540,6 +548,251 @@ TEST_F(SystemGpuTest, AHostTypeWithAStaleLayoutIsRefusedAndNothingIsSent) {
   EXPECT_EQ(r->received, 1) << "only the message with the right layout arrived";
   EXPECT_EQ(r->violations, 0);
   EXPECT_EQ(r->last, 1);
+}
+
+// Test goals: a Send that Stop overtakes between its check that the system
+// accepts messages and the write of its record — held there by
+// internal::SystemAccess::PauseNextSend while Stop runs on another thread —
+// either returns a refusal, or returns OK and its message shows up in Stop's
+// report (handled, dead-lettered or unhandled): nothing lost. Before the
+// writer gate, Stop drained, halted the kernel and counted the rings while
+// the Send was held; the Send then wrote into a ring nobody would read and
+// returned OK for a message neither handled nor reported.
+TEST_F(SystemGpuTest, ASendHeldAcrossStopIsHandledOrRefusedNeverLost) {
+  auto sys = StartSystem();
+  ASSERT_NE(sys, nullptr);
+  const ActorId seq = SpawnOrDie(*sys, "Sequencer", "seq");
+  ASSERT_TRUE(sys->Send(seq, Seq{0, 1}).ok());
+  absl::Notification held, resume;
+  internal::SystemAccess::PauseNextSend(*sys, [&] {
+    held.Notify();
+    resume.WaitForNotification();
+  });
+  absl::Status sent = absl::UnknownError("the Send did not return");
+  std::thread sender([&] { sent = sys->Send(seq, Seq{0, 2}); });
+  held.WaitForNotification();
+  absl::StatusOr<StopReport> report = absl::UnknownError("Stop did not return");
+  std::thread stopper([&] { report = sys->Stop(absl::Seconds(20)); });
+  // Once Stop has begun (it admits no more Sends), give it ample time to
+  // drain, halt and count the rings — what it did while the Send was held,
+  // before it waited for admitted Sends — then let the Send go on.
+  const absl::Time until = absl::Now() + absl::Seconds(10);
+  while (internal::SystemAccess::Accepting(*sys) && absl::Now() < until) absl::SleepFor(absl::Microseconds(50));
+  const bool stop_began = !internal::SystemAccess::Accepting(*sys);
+  absl::SleepFor(absl::Milliseconds(300));
+  resume.Notify();
+  sender.join();
+  stopper.join();
+  ASSERT_TRUE(stop_began) << "Stop did not close the system to Sends within 10 s";
+  ASSERT_TRUE(report.ok()) << report.status();
+  const ActorStats* s = nullptr;
+  for (const ActorStats& a : report->actors) {
+    if (a.name == "seq") s = &a;
+  }
+  ASSERT_NE(s, nullptr);
+  // Every message accepted for 'seq' is somewhere in the report.
+  const uint64_t accounted = s->handled + s->dead_lettered + report->unhandled + report->dead_letters.size();
+  if (sent.ok()) {
+    EXPECT_EQ(accounted, 2u) << "the held Send returned OK: its message must be handled or reported\n"
+                             << report->ToString() << "\n" << s->ToString();
+  } else {
+    EXPECT_THAT(sent, StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("accepts nothing")));
+    EXPECT_EQ(accounted, 1u) << report->ToString();
+  }
+  EXPECT_EQ(report->reports_lost, 0u);
+  EXPECT_THAT(sys->Send(seq, Seq{0, 3}), StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("exited")));
+}
+
+// Test goals: dead letters and failure records are never dropped because the
+// worker's ring back to the host is full, and an application that takes
+// nothing until the end still gets all of them. One worker and a ring back
+// of 8 records; the host sends many messages to an actor that has failed
+// (each one dead-lettered, by its owner or by the ring poller), and 16 other
+// actors on the same worker fail in the middle of it. Every dead letter is
+// either taken (TakeDeadLetters, then the report) or counted in
+// dead_letters_dropped past SystemOptions::dead_letter_capacity — both with
+// the default bound and with a bound of 1000 — matching the actors' own
+// counters exactly; all 17 failures arrive with their codes; nothing is
+// counted as lost at the halt. Before, the GPU dropped each record that met
+// a full ring and only counted it in outbound_full.
+TEST_F(SystemGpuTest, DeadLettersAndFailuresWaitForAFullRingBackAndAreAllAccountedFor) {
+  for (const uint64_t capacity : {SystemOptions{}.dead_letter_capacity, uint64_t{1000}}) {
+    SCOPED_TRACE(::testing::Message() << "dead_letter_capacity " << capacity);
+    SystemOptions o;
+    o.workers = 1;
+    o.outbound_ring_capacity = 8;
+    o.dead_letter_capacity = capacity;
+    auto sys = StartSystem(o);
+    ASSERT_NE(sys, nullptr);
+    const ActorId dead = SpawnOrDie(*sys, "Fragile", "dead");
+    constexpr int kFailers = 16;
+    std::vector<ActorId> failers;
+    for (int k = 0; k < kFailers; ++k) failers.push_back(SpawnOrDie(*sys, "Fragile", "f" + std::to_string(k)));
+    ASSERT_TRUE(sys->Send(dead, Poke{1}).ok());
+    const int kLetters = ::rk::testing::Scaled(20000);
+    for (int n = 0; n < kLetters; ++n) {
+      if (n == kLetters / 2) {
+        for (int k = 0; k < kFailers; ++k) {
+          ASSERT_TRUE(sys->Send(failers[k], Poke{100 + k}, absl::Now() + absl::Seconds(20)).ok());
+        }
+      }
+      ASSERT_TRUE(sys->Send(dead, Poke{0}, absl::Now() + absl::Seconds(20)).ok()) << "message " << n;
+    }
+    // The application looks at nothing for a while; the GPU meets a full
+    // ring back all along.
+    absl::SleepFor(absl::Milliseconds(100));
+    // Then waits until the worker has dealt with every message (its own
+    // counters, which count whether or not the host got the record).
+    uint64_t dealt = 0;
+    const absl::Time until = absl::Now() + absl::Seconds(30);
+    while (absl::Now() < until) {
+      absl::StatusOr<SystemStats> st = sys->Stats();
+      ASSERT_TRUE(st.ok()) << st.status();
+      const ActorStats* d = st->Find("dead");
+      ASSERT_NE(d, nullptr);
+      dealt = d->dead_lettered + d->rejected;
+      if (dealt >= static_cast<uint64_t>(kLetters)) {
+        EXPECT_EQ(st->outbound_full, 0u) << "no actor sent to the host; dead letters are never refused";
+        break;
+      }
+      absl::SleepFor(absl::Milliseconds(5));
+    }
+    ASSERT_EQ(dealt, static_cast<uint64_t>(kLetters));
+    std::vector<DeadLetter> taken = sys->TakeDeadLetters();
+    std::vector<ActorFailure> failures = sys->TakeFailures();
+    absl::StatusOr<StopReport> rep = sys->Stop();
+    ASSERT_TRUE(rep.ok()) << rep.status();
+    EXPECT_EQ(rep->reports_lost, 0u) << rep->ToString();
+    const uint64_t kept = std::min<uint64_t>(kLetters, capacity);
+    EXPECT_EQ(taken.size(), kept) << rep->ToString();
+    EXPECT_TRUE(rep->dead_letters.empty()) << rep->ToString();
+    EXPECT_EQ(taken.size() + rep->dead_letters.size() + rep->dead_letters_dropped, static_cast<uint64_t>(kLetters))
+        << rep->ToString();
+    EXPECT_EQ(rep->dead_letters_dropped, kLetters - kept);
+    for (const DeadLetter& d : taken) {
+      ASSERT_EQ(d.to, dead);
+      ASSERT_EQ(d.type, "Poke");
+      ASSERT_TRUE(d.from.is_host());
+      ASSERT_NE(d.reason, DeadLetterReason::kNone);
+    }
+    // The actor's own counters, final after the halt, say the same.
+    const ActorStats* d = nullptr;
+    for (const ActorStats& a : rep->actors) {
+      if (a.name == "dead") d = &a;
+    }
+    ASSERT_NE(d, nullptr);
+    EXPECT_EQ(d->dead_lettered + d->rejected, static_cast<uint64_t>(kLetters)) << d->ToString();
+    EXPECT_EQ(d->handled, 1u) << d->ToString();
+    // Every failure, with its code, despite the full ring.
+    failures.insert(failures.end(), rep->failures.begin(), rep->failures.end());
+    EXPECT_EQ(rep->failures_dropped, 0u);
+    std::map<std::string, uint32_t> codes;
+    for (const ActorFailure& f : failures) codes[f.name] = f.code;
+    ASSERT_EQ(codes.size(), static_cast<size_t>(kFailers + 1));
+    EXPECT_EQ(codes["dead"], 1u);
+    for (int k = 0; k < kFailers; ++k) EXPECT_EQ(codes["f" + std::to_string(k)], static_cast<uint32_t>(100 + k));
+    EXPECT_EQ(rep->unhandled, 0u) << rep->ToString();
+  }
+}
+
+// Test goals: the background reader drains the very ring an Ask polls; a
+// reply it takes still reaches the waiting Ask (matched by correlation),
+// never the inbox. Asks to an actor on one worker while that worker's ring
+// back is busy with dead letters (a second thread keeps sending to a failed
+// actor on the same worker) are all answered, in order.
+TEST_F(SystemGpuTest, RepliesTheBackgroundReaderTakesStillReachTheirAsks) {
+  SystemOptions o;
+  o.workers = 1;
+  o.outbound_ring_capacity = 8;
+  auto sys = StartSystem(o);
+  ASSERT_NE(sys, nullptr);
+  const ActorId dead = SpawnOrDie(*sys, "Fragile", "dead");
+  const ActorId live = SpawnOrDie(*sys, "Fragile", "live");
+  ASSERT_TRUE(sys->Send(dead, Poke{1}).ok());
+  std::atomic<bool> done{false};
+  std::atomic<int> letters{0};
+  std::thread flood([&] {
+    while (!done.load()) {
+      if (sys->Send(dead, Poke{0}, absl::Now() + absl::Seconds(5)).ok()) letters.fetch_add(1);
+    }
+  });
+  // Each Ask's message waits behind the flood in the ring to the worker.
+  const int kAsks = ::rk::testing::Scaled(200);
+  int answered = 0;
+  for (int i = 1; i <= kAsks; ++i) {
+    absl::StatusOr<Poked> p = sys->Ask<Poked>(live, Poke{0}, kAsk);
+    if (!p.ok()) {
+      ADD_FAILURE() << "ask " << i << ": " << p.status();
+      break;
+    }
+    EXPECT_EQ(p->pokes, i);
+    ++answered;
+  }
+  done.store(true);
+  flood.join();
+  EXPECT_EQ(answered, kAsks);
+  absl::StatusOr<std::optional<Message>> stray = sys->Receive(absl::Milliseconds(50));
+  ASSERT_TRUE(stray.ok()) << stray.status();
+  EXPECT_FALSE(stray->has_value()) << "a reply went to the inbox instead of its Ask";
+  absl::StatusOr<StopReport> rep = sys->Stop();
+  ASSERT_TRUE(rep.ok()) << rep.status();
+  const std::vector<DeadLetter> taken = sys->TakeDeadLetters();
+  EXPECT_EQ(rep->dead_letters.size() + taken.size() + rep->dead_letters_dropped,
+            static_cast<uint64_t>(letters.load()))
+      << rep->ToString();
+  EXPECT_TRUE(rep->undelivered.empty()) << rep->ToString();
+  std::cout << "asks answered while " << letters.load() << " dead letters went through the same 8-record ring\n";
+}
+
+// Test goals: messages the actors send to rk::host() are bounded on the host
+// too (SystemOptions::host_inbox_capacity): past it they stay in the ring
+// back, which fills, and the senders get kFull — the documented
+// back-pressure, as before the background reader — rather than the inbox
+// growing without bound. What the host received is exactly what the sender
+// counted as sent, in order.
+TEST_F(SystemGpuTest, TheHostInboxIsBoundedAndSendersToTheHostGetKFull) {
+  SystemOptions o;
+  o.workers = 1;
+  o.outbound_ring_capacity = 8;
+  o.host_inbox_capacity = 4;
+  auto sys = StartSystem(o);
+  ASSERT_NE(sys, nullptr);
+  const ActorId rec = SpawnOrDie(*sys, "Recorder", "rec");
+  constexpr int kNotes = 100;
+  for (int n = 1; n <= kNotes; ++n) ASSERT_TRUE(sys->Send(rec, Noted{n}).ok());
+  const ActorStats* r = nullptr;
+  SystemStats st;
+  const absl::Time until = absl::Now() + absl::Seconds(20);
+  while (absl::Now() < until) {
+    absl::StatusOr<SystemStats> s = sys->Stats();
+    ASSERT_TRUE(s.ok()) << s.status();
+    st = *std::move(s);
+    r = st.Find("rec");
+    ASSERT_NE(r, nullptr);
+    if (r->handled == static_cast<uint64_t>(kNotes)) break;
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  ASSERT_EQ(r->handled, static_cast<uint64_t>(kNotes)) << r->ToString();
+  EXPECT_EQ(r->sent + r->send_full, static_cast<uint64_t>(kNotes)) << r->ToString();
+  EXPECT_GT(r->send_full, 0u) << "an inbox of 4 and a ring of 8 cannot take 100: " << r->ToString();
+  EXPECT_LE(r->sent, 4u + 8u) << r->ToString();
+  EXPECT_EQ(st.outbound_full, r->send_full);
+  int received = 0, last = 0;
+  for (;;) {
+    absl::StatusOr<std::optional<Message>> m = sys->Receive(absl::Milliseconds(50));
+    ASSERT_TRUE(m.ok()) << m.status();
+    if (!m->has_value()) break;
+    absl::StatusOr<Noted> note = (*m)->As<Noted>();
+    ASSERT_TRUE(note.ok()) << note.status();
+    EXPECT_GT(note->value, last) << "in order";
+    last = note->value;
+    ++received;
+  }
+  EXPECT_EQ(static_cast<uint64_t>(received), r->sent);
+  absl::StatusOr<StopReport> rep = sys->Stop();
+  ASSERT_TRUE(rep.ok()) << rep.status();
+  EXPECT_TRUE(rep->undelivered.empty()) << rep->ToString();
+  EXPECT_EQ(rep->unhandled, 0u) << rep->ToString();
 }
 
 TEST_F(SystemGpuTest, StatsAreReadWhileTheKernelRuns) {

@@ -420,10 +420,13 @@ absl::Status RunScript(const Script& script, const std::string& name, const jit:
     for (const ActorFailure& f : report->failures) {
       out << json{{"actor_failed", {{"actor", f.name}, {"code", f.code}}}}.dump() << "\n";
     }
-    out << json{{"stopped",
-                 {{"drained", report->drained}, {"handled", report->handled}, {"unhandled", report->unhandled}}}}
-               .dump()
-        << "\n";
+    json stopped = {{"drained", report->drained}, {"handled", report->handled}, {"unhandled", report->unhandled}};
+    // Counted, never silent: what the host's bounds dropped, and what the
+    // GPU could not write back at the halt.
+    if (report->dead_letters_dropped != 0) stopped["dead_letters_dropped"] = report->dead_letters_dropped;
+    if (report->failures_dropped != 0) stopped["failures_dropped"] = report->failures_dropped;
+    if (report->reports_lost != 0) stopped["reports_lost"] = report->reports_lost;
+    out << json{{"stopped", stopped}}.dump() << "\n";
   }
   if (!failure.ok()) {
     return absl::Status(failure.code(), absl::StrCat(name, ":", failed_line, ": ", failure.message()));

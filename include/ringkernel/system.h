@@ -14,8 +14,12 @@
 // worker block: `Send` returns once the message is in the ring of its
 // receiver's worker (it never waits for the GPU). Messages for the host —
 // sends to rk::host(), replies to Ask, dead letters and actor failures —
-// come back through a ring from each worker, drained by whichever host call
-// needs it (Ask, Receive, Stats, Stop).
+// come back through a ring from each worker. A background thread of the
+// System drains those rings while it runs (every 50-400 µs, sleeping between
+// looks), and so do the calls that wait for them (Ask, Receive, Stats, Stop),
+// into host-side queues: an application that never calls Receive,
+// TakeDeadLetters or TakeFailures still gets every dead letter and failure
+// (up to the bounds in SystemOptions, beyond which they are counted).
 //
 // Thread-safety: every method may be called from several threads at once.
 // A System must be stopped or destroyed before its Runtime.
@@ -64,8 +68,22 @@ struct SystemOptions {
   // from the host, at least 2). The ring from the host stores each record
   // in 128-byte units, as many as its own size needs, so it holds more
   // small messages than this.
+  // A full ring back never loses a dead letter or a failure: the GPU waits
+  // for room (the host drains every ring continuously). A message an actor
+  // sends to rk::host() into a full ring is refused with kFull instead.
   uint32_t host_ring_capacity = 1024;
   uint32_t outbound_ring_capacity = 1024;
+  // What the host keeps of what comes back until the application takes it.
+  // Dead letters (TakeDeadLetters) and failures (TakeFailures) beyond their
+  // bound are dropped and counted (SystemStats and StopReport:
+  // dead_letters_dropped, failures_dropped), the first ones kept. Messages
+  // sent to rk::host() beyond theirs (not yet taken with Receive) are left in
+  // their worker's ring, which then fills: that worker's later sends to the
+  // host return kFull, and its dead letters and failures wait behind them
+  // (the GPU waits with them) until Receive or Stop makes room.
+  uint64_t dead_letter_capacity = 1ull << 20;
+  uint64_t failure_capacity = 1ull << 20;
+  uint64_t host_inbox_capacity = 1ull << 20;
   // Messages an actor handles before its thread moves to its next actor.
   uint32_t batch_max = 32;
   // How long a worker warp keeps polling without sleeping after its last
@@ -125,8 +143,10 @@ struct SystemStats {
   uint64_t host_ring_full = 0;     // Sends refused because the ring was full
   uint64_t ingress_delivered = 0;  // host messages the workers took from their rings
   uint64_t ingress_dead = 0;       // host messages the workers dead-lettered instead
-  uint64_t outbound_full = 0;      // host-bound device sends refused (ring full)
+  uint64_t outbound_full = 0;      // actors' sends to rk::host() refused with kFull (ring full)
   uint64_t received_by_host = 0;   // records the host took from the GPU→host ring
+  uint64_t dead_letters_dropped = 0;  // dead letters past SystemOptions::dead_letter_capacity
+  uint64_t failures_dropped = 0;      // failures past SystemOptions::failure_capacity
   std::vector<ActorStats> actors;
   std::vector<WorkerStatsView> workers;
 
@@ -152,6 +172,10 @@ struct ActorFailure {
   ActorId sender;  // of the message it was handling
 };
 
+// Everything a Send accepted (returned OK for) is handled, or a dead letter
+// (taken, in `dead_letters`, or counted in `dead_letters_dropped`), or
+// counted in `unhandled`; `reports_lost` counts the dead letters and
+// failures the GPU had no room to write back.
 struct StopReport {
   bool drained = false;          // quiescent before halting (else halted by the deadline)
   uint64_t handled = 0;          // messages handled over the system's life
@@ -160,6 +184,17 @@ struct StopReport {
   std::vector<DeadLetter> dead_letters;  // not yet taken with TakeDeadLetters
   std::vector<ActorFailure> failures;    // not yet taken with TakeFailures
   std::vector<Message> undelivered;      // host-bound messages nobody Received
+  // Over the system's life: dead letters and failures the host dropped,
+  // past SystemOptions::dead_letter_capacity and failure_capacity.
+  uint64_t dead_letters_dropped = 0;
+  uint64_t failures_dropped = 0;
+  // Reports the GPU could not write to its ring back to the host, which the
+  // host drains continuously: dead letters of messages already in an actor's
+  // mailbox when the ring was full (an actor's owner does not wait), and
+  // rejected host messages and failure records given up once the kernel was
+  // halting and the ring stayed full 1 ms more. The actors' dead_lettered
+  // counters still count them.
+  uint64_t reports_lost = 0;
 
   std::string ToString() const;
 };
@@ -223,7 +258,8 @@ class System {
   // none came.
   absl::StatusOr<std::optional<Message>> Receive(absl::Duration timeout = absl::ZeroDuration());
 
-  // Dead letters and failures reported so far (and not taken before).
+  // Dead letters and failures reported so far (and not taken before), at
+  // most SystemOptions::dead_letter_capacity and failure_capacity of them.
   std::vector<DeadLetter> TakeDeadLetters();
   std::vector<ActorFailure> TakeFailures();
 
@@ -238,8 +274,14 @@ class System {
 
   // Stops accepting sends, lets the kernel finish what was accepted, and
   // halts it once quiescent — or, at 3/4 of `timeout`, halts it anyway
-  // (messages still queued are reported as unhandled). If a worker is stuck
-  // in a handler past `timeout`, returns DeadlineExceeded naming the actor.
+  // (messages still queued are reported as unhandled). A Send racing with
+  // Stop either returns OK, and its message is in the report like any other,
+  // or is refused (FailedPrecondition): Stop first waits for the Sends that
+  // were already admitted to finish writing. If one of them has not finished
+  // by `timeout` (its thread suspended), returns DeadlineExceeded with the
+  // kernel still running and accepting nothing; Stop may be called again.
+  // If a worker is stuck in a handler past `timeout`, returns
+  // DeadlineExceeded naming the actor.
   // Such a kernel cannot be ended short of the process exiting (CUDA has no
   // way to kill a running kernel): destroying the System and its Runtime
   // then returns at once and leaves the device to the process's exit.

@@ -5,9 +5,19 @@
 // Every worker block has its own ring to the host (mapped memory): its
 // threads reserve positions with a compare-and-swap on a tail in the block's
 // shared memory — never a global atomic — and write LL records with posted
-// stores. The host drains them all; a reply to an Ask, and the dead letters
-// and failures of the asked actor, come back on the ring of that actor's
-// worker, which is the ring the waiting Ask polls.
+// stores. The host drains them all, continuously (a background thread) and
+// whenever a call waits on them; a reply to an Ask, and the dead letters and
+// failures of the asked actor, come back on the ring of that actor's worker,
+// which is the ring the waiting Ask polls.
+//
+// A full ring: an actor's own send to the host is refused with kFull (its
+// back-pressure, counted in outbound_full). A host message the poller
+// rejects, and a failure record, wait for room (ReserveReport), since the
+// host keeps draining; only once the kernel is halting, with the ring still
+// full kReportHaltGraceNs later (the host no longer drains), do they give up.
+// A dead letter from an owner's loop (a message already in the mailbox of an
+// actor that failed) does not wait. Either loss is counted in reports_lost,
+// which Stop's report carries.
 //
 // Release/acquire pairs: a producer's acquire load of the ring's `head`
 // (LlTryReserve, only when its cached copy says the ring is full) pairs with
@@ -59,8 +69,15 @@ __device__ __forceinline__ LlHeader OutboundHeader(OutboundKind kind, u32 reason
   return h;
 }
 
+// How long a dead letter or failure record waits for room after the kernel
+// began to halt (the host drains while Stop waits for the halt), and the
+// longest sleep between looks at the host's head while it waits.
+constexpr u64 kReportHaltGraceNs = 1000000;
+constexpr u32 kReportWaitMaxSleepNs = 8192;
+
 // Writes one record. Returns kFull (and counts it) when the host has not
-// drained the ring.
+// drained the ring: for an actor's sends to the host, which the actor sees
+// refused.
 __device__ __noinline__ SendStatus WriteOutbound(const SystemParams* sys, const OutRing& r, const LlHeader& h,
                                                  const void* payload) {
   u64 pos;
@@ -72,24 +89,57 @@ __device__ __noinline__ SendStatus WriteOutbound(const SystemParams* sys, const 
   return SendStatus::kOk;
 }
 
-// Reports an accepted message that will not be handled. The host gets the
-// message back when the ring has room; the count is kept either way.
+// Reserves a position for a dead letter or a failure record, waiting while
+// the ring is full (sleeping between looks, each a read of the host's head
+// over the bus). Returns false only when the kernel is halting and the ring
+// stayed full for kReportHaltGraceNs: the record is then counted in
+// reports_lost instead, so that Stop never waits on a host that stopped
+// draining and the report still says what was lost.
+__device__ __noinline__ bool ReserveReport(const SystemParams* sys, const OutRing& r, u64* pos) {
+  u32 sleep_ns = 32;
+  u64 halting_since = 0;
+  while (!LlTryReserve(r.tail, r.cached, &r.ring->head.value, r.log2, pos)) {
+    if (LoadRelaxedGpu(&sys->shared->run.value) >= static_cast<u64>(KernelState::kHalting)) {
+      const u64 now = GlobalTimerNs();
+      if (halting_since == 0) {
+        halting_since = now;
+      } else if (now - halting_since > kReportHaltGraceNs) {
+        atomicAdd(&sys->shared->reports_lost.value, 1ull);
+        return false;
+      }
+    }
+    __nanosleep(sleep_ns);
+    if (sleep_ns < kReportWaitMaxSleepNs) sleep_ns *= 2;
+  }
+  return true;
+}
+
+// Writes a dead letter or a failure record, waiting for room (ReserveReport).
+__device__ __noinline__ void WriteReport(const SystemParams* sys, const OutRing& r, const LlHeader& h,
+                                         const void* payload) {
+  u64 pos;
+  if (!ReserveReport(sys, r, &pos)) return;
+  LlWriteRecord(LlSlot(r.slots, sys->slot_words, r.log2, pos), LlFlag(pos, r.log2), h, payload);
+}
+
+// Reports an accepted message that will not be handled, from an owner's
+// loop, which must not wait: when the ring to the host is full the report
+// is counted in reports_lost (and in outbound_full) instead. Host messages
+// the poller rejects, and failure records, wait for room (ReserveReport).
 __device__ __noinline__ void DeadLetter(const SystemParams* sys, const OutRing& out, DeadLetterReason reason,
                                         u32 receiver, const MailHeader& m, const void* payload) {
   const LlHeader h = OutboundHeader(OutboundKind::kDeadLetter, static_cast<u32>(reason), m.type,
                                     payload != nullptr ? m.size : 0, receiver, m.sender, m.correlation, m.hlc);
-  WriteOutbound(sys, out, h, payload);
+  if (WriteOutbound(sys, out, h, payload) != SendStatus::kOk) atomicAdd(&sys->shared->reports_lost.value, 1ull);
 }
 
 // Copies a host record's payload (still in its ring) into a dead letter,
-// word by word, so no staging buffer is needed.
+// word by word, so no staging buffer is needed. Waits for room like
+// DeadLetter (the host ring's record stays put meanwhile).
 __device__ __noinline__ void DeadLetterFromRing(const SystemParams* sys, const OutRing& r, const LlHeader& in,
                                                 const u64* slot, DeadLetterReason reason) {
   u64 pos;
-  if (!LlTryReserve(r.tail, r.cached, &r.ring->head.value, r.log2, &pos)) {
-    atomicAdd(&sys->shared->outbound_full.value, 1ull);
-    return;
-  }
+  if (!ReserveReport(sys, r, &pos)) return;
   u64* out = LlSlot(r.slots, sys->slot_words, r.log2, pos);
   const u32 flag = LlFlag(pos, r.log2);
   const LlHeader h = OutboundHeader(OutboundKind::kDeadLetter, static_cast<u32>(reason), in.type, in.size, in.actor,

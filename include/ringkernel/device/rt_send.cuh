@@ -183,8 +183,9 @@ __device__ __noinline__ void FailActor(const SystemParams* sys, ActorSlot* slot,
   // Tell the host now (a rare path: the bus write is worth it).
   StoreRelaxedSys(&sys->actor_control[self].status,
                   static_cast<u64>(ActorState::kFailed) | static_cast<u64>(code) << 32);
+  // Waits for room in a full ring rather than drop it (rt_outbound.cuh).
   const LlHeader h = OutboundHeader(OutboundKind::kActorFailed, 0, 0, 0, self, sender, code, hlc);
-  WriteOutbound(sys, WorkerOutRing(sys, worker, static_cast<OutboundCursor*>(outbound)), h, nullptr);
+  WriteReport(sys, WorkerOutRing(sys, worker, static_cast<OutboundCursor*>(outbound)), h, nullptr);
 }
 
 __device__ __forceinline__ void Fail(Ctx& ctx, u32 code) {

@@ -95,10 +95,11 @@ struct alignas(kLineBytes) DeviceShared {
   PaddedIndex ingress_done;     // 1 once the ingress has stopped for good
   PaddedIndex flush_request;    // control seq of a pending kFlush
   PaddedIndex workers_exited;   // count of worker blocks that left their loop
-  PaddedIndex outbound_full;    // host-bound sends that found the ring full
+  PaddedIndex outbound_full;    // actors' sends to the host that found the ring full (kFull)
   PaddedIndex ingress_dead;     // host messages the ingress dead-lettered
   PaddedIndex ingress_messages; // host messages the ingress delivered
   PaddedIndex actor_count;      // actor indices in use (high-water mark + 1)
+  PaddedIndex reports_lost;     // dead letters and failures given up at the halt (ring back full)
 };
 
 // Device-memory statistics of one worker block, kept by its thread 0.
@@ -120,7 +121,7 @@ struct alignas(kLineBytes) SystemControl {
   PaddedIndex ingress_error;    // first corrupt host record seen: position + 1 (GPU)
   PaddedIndex ingress_messages; // host messages delivered to mailboxes (GPU, flushed)
   PaddedIndex ingress_dead;     // host messages dead-lettered by the ingress (GPU, flushed)
-  PaddedIndex outbound_full;    // host-bound sends refused: ring full (GPU, flushed)
+  PaddedIndex outbound_full;    // actors' sends to the host refused: ring full (GPU, flushed)
   PaddedIndex last_flush_ns;    // %globaltimer at the last flush (GPU)
 };
 
