@@ -292,7 +292,11 @@ absl::Status SystemImpl::Init() {
   worker_producers_ = std::make_unique<RingProducer[]>(workers);
   admission_.Init(workers);
   out_heads_ = std::make_unique<std::atomic<u64>[]>(workers);
-  for (uint32_t w = 0; w < workers; ++w) out_heads_[w].store(0, std::memory_order_relaxed);
+  asks_waiting_ = std::make_unique<std::atomic<uint32_t>[]>(workers);
+  for (uint32_t w = 0; w < workers; ++w) {
+    out_heads_[w].store(0, std::memory_order_relaxed);
+    asks_waiting_[w].store(0, std::memory_order_relaxed);
+  }
 
   const CUdeviceptr base = tables_->get();
   const CUdeviceptr in_dev = inbound_buf_->device();
@@ -377,6 +381,9 @@ void SystemImpl::ReaderLoop() {
     for (uint32_t w = 0; w < params_.num_workers; ++w) {
       // A look at the ring's next slot without the lock: most rings are
       // empty most of the time, and out_mu_ is the lock a waiting Ask polls.
+      // A ring an Ask is polling is that Ask's to drain: the reader would
+      // only contend with it for out_mu_ (an Ask polls it continuously).
+      if (asks_waiting_[w].load(std::memory_order_relaxed) != 0) continue;
       const u64 head = out_heads_[w].load(std::memory_order_relaxed);
       const u64* slot = LlSlot(RingSlots(WorkerOut(w)), params_.slot_words, log2, head);
       if (LlWordFlag(LoadRelaxedSys(slot)) != LlFlag(head, log2)) continue;
@@ -992,6 +999,11 @@ absl::StatusOr<Message> SystemImpl::Ask(ActorId to, uint32_t type_id, const void
   // worker (the only worker that runs it or takes its host messages): that
   // ring alone is polled. The others are drained by whoever waits on them.
   const uint32_t reply_worker = static_cast<uint32_t>(actor_place_[to.value].load(std::memory_order_relaxed));
+  asks_waiting_[reply_worker].fetch_add(1, std::memory_order_relaxed);
+  struct Done {
+    std::atomic<uint32_t>& n;
+    ~Done() { n.fetch_sub(1, std::memory_order_relaxed); }
+  } polling{asks_waiting_[reply_worker]};
   uint32_t spins = 0;
   for (;;) {
     {

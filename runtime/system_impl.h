@@ -234,6 +234,9 @@ class SystemImpl {
   // Each ring's next position: written under out_mu_, read without it by
   // the background reader to look at the ring before taking the lock.
   std::unique_ptr<std::atomic<u64>[]> out_heads_;
+  // Asks polling each ring back: the background reader leaves those rings
+  // to them.
+  std::unique_ptr<std::atomic<uint32_t>[]> asks_waiting_;
   std::string out_buffer_ ABSL_GUARDED_BY(out_mu_);
   std::deque<Message> inbox_ ABSL_GUARDED_BY(out_mu_);
   std::vector<DeadLetter> dead_letters_ ABSL_GUARDED_BY(out_mu_);
