@@ -117,6 +117,43 @@ TEST(WriterGateTest, TheCloserWaitsForAWriterPausedAfterItsAdmission) {
   writer.join();
 }
 
+// Each writing thread gets a slot of its own; once every slot is taken,
+// later threads are counted on the shared lanes, and the closer waits for
+// them just the same.
+TEST(WriterGateTest, ThreadsBeyondTheSlotsShareTheLanesAndAreCountedToo) {
+  WriterGate gate;
+  gate.Init(2);
+  gate.Open();
+  for (uint32_t i = 0; i < WriterGate::kSlots; ++i) {
+    std::thread t([&] {
+      ASSERT_TRUE(gate.TryEnter(0));
+      gate.Leave(0);
+    });
+    t.join();
+  }
+  ASSERT_EQ(gate.InFlight(), 0u);
+  std::atomic<bool> admitted{false};
+  std::atomic<bool> resume{false};
+  uint64_t record = 0;
+  std::thread late([&] {
+    ASSERT_TRUE(gate.TryEnter(1));  // no slot left: lane 1
+    admitted.store(true);
+    while (!resume.load()) std::this_thread::yield();
+    record = 7;
+    gate.Leave(1);
+  });
+  while (!admitted.load()) std::this_thread::yield();
+  gate.Close();
+  EXPECT_EQ(gate.InFlight(), 1u) << "the writer on a lane is counted";
+  resume.store(true);
+  while (gate.InFlight() != 0) std::this_thread::yield();
+  EXPECT_EQ(record, 7u);
+  late.join();
+  std::thread refused([&] { EXPECT_FALSE(gate.TryEnter(0)); });
+  refused.join();
+  EXPECT_EQ(gate.InFlight(), 0u) << "a refused writer leaves nothing counted";
+}
+
 TEST(WriterGateTest, NothingIsAdmittedBeforeOpen) {
   WriterGate gate;
   gate.Init(1);
