@@ -51,11 +51,11 @@ struct Annotated {
   CXCursor decl;
 };
 
-// A call of rk::Ctx::send or rk::Ctx::reply.
+// A call of rk::Ctx::send, rk::Ctx::reply or rk::Ctx::forward.
 struct MessageUse {
   CXType type;        // the message type, canonical
   CXCursor argument;  // the message argument
-  std::string how;    // "sent", "replied"
+  std::string how;    // "sent", "replied", "forwarded"
 };
 
 // A record reached as a message or as the type of a message's field.
@@ -385,7 +385,7 @@ void ModelBuilder::OnCall(CXCursor call) {
   const CXCursorKind kind = Kind(callee);
   if (kind == CXCursor_CXXMethod && IsRkCtx(Parent(callee))) {
     const std::string name = Spelling(callee);
-    if (name != "send" && name != "reply") return;
+    if (name != "send" && name != "reply" && name != "forward") return;
     // The message is the last parameter, `const M&`, of the specialisation
     // the call resolved to. A call that depends on a template parameter has
     // no specialisation yet; the instantiation is not in the AST either.
@@ -397,7 +397,7 @@ void ModelBuilder::OnCall(CXCursor call) {
     const CXType message = Canonical(api_.clang_getPointeeType(param));
     if (message.kind == CXType_Invalid || message.kind == CXType_Unexposed) return;
     sends_.push_back(MessageUse{message, api_.clang_Cursor_getArgument(call, static_cast<unsigned>(args - 1)),
-                                name == "send" ? "sent" : "replied"});
+                                name == "send" ? "sent" : name == "reply" ? "replied" : "forwarded"});
   } else if (kind == CXCursor_FunctionDecl && Spelling(callee) == "route" && InNamespaceRk(callee) &&
              s_.CursorFileKind(callee) == FileKind::kEmbedded) {
     route_calls_.push_back(call);

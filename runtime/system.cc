@@ -695,12 +695,17 @@ void SystemImpl::SortLocked(const LlHeader& h) {
     m.correlation = h.correlation;
     m.hlc = h.hlc;
     if (h.correlation != 0) {
+      // A reply to an Ask (only Asks carry a correlation to the GPU): to the
+      // Ask if it still waits, else dropped — a late reply to an Ask that
+      // timed out, or a second reply, must not surface in Receive.
       auto it = pending_.find(h.correlation);
       if (it != pending_.end() && !it->second.done) {
         it->second.done = true;
         it->second.reply = std::move(m);
-        return;
+      } else {
+        ++late_replies_;
       }
+      return;
     }
     inbox_.push_back(std::move(m));
   } else if (kind == OutboundKind::kDeadLetter) {
@@ -1136,6 +1141,7 @@ absl::StatusOr<SystemStats> SystemImpl::Stats(bool fresh) {
     st.received_by_host = received_by_host_;
     st.dead_letters_dropped = dead_letters_dropped_;
     st.failures_dropped = failures_dropped_;
+    st.late_replies = late_replies_;
   }
   const uint32_t n = actor_count_.load();
   for (uint32_t i = 0; i < n; ++i) st.actors.push_back(ReadActor(i));

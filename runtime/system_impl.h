@@ -244,6 +244,7 @@ class SystemImpl {
   absl::flat_hash_map<uint64_t, PendingAsk> pending_ ABSL_GUARDED_BY(out_mu_);
   uint64_t received_by_host_ ABSL_GUARDED_BY(out_mu_) = 0;
   uint64_t dead_letters_dropped_ ABSL_GUARDED_BY(out_mu_) = 0;
+  uint64_t late_replies_ ABSL_GUARDED_BY(out_mu_) = 0;
   uint64_t failures_dropped_ ABSL_GUARDED_BY(out_mu_) = 0;
   // Set by Stop: from then on every drain takes the whole ring (the report
   // holds every message for the host, whatever host_inbox_capacity says).

@@ -537,6 +537,27 @@ TEST(FrontendTest, InMemoryFragmentsIncludeEachOtherByName) {
   EXPECT_EQ(model->FindActor("Pinger")->location, (SourceLocation{"mem/actors.cu", 3, 17}));
 }
 
+// A type a handler only forwards (ctx.forward) is a message like one it
+// sends: it gets an id, and the program builds.
+TEST(FrontendTest, AForwardedTypeIsAMessage) {
+  std::vector<SourceFile> fragments = {
+      {"mem/fwd.cu",
+       "struct Job { int n; };\n"
+       "struct Handoff { int n; };\n"
+       "struct RK_ACTOR Front {\n"
+       "  rk::ActorId back;\n"
+       "  RK_HANDLER void on(const Job& j, rk::Ctx& ctx) { ctx.forward(back, Handoff{j.n}); }\n"
+       "};\n",
+       true},
+  };
+  std::vector<Diagnostic> diagnostics;
+  absl::StatusOr<HandlerModel> model = ParseFragments(fragments, {}, &diagnostics);
+  ASSERT_TRUE(model.ok()) << model.status() << FormatDiagnostics(diagnostics);
+  const RecordLayout* handoff = model->FindRecord("Handoff");
+  ASSERT_NE(handoff, nullptr);
+  EXPECT_TRUE(handoff->is_message()) << "a forwarded type needs a message id";
+}
+
 TEST(FrontendTest, HelperFunctionsWithAndWithoutDevice) {
   std::vector<Diagnostic> diagnostics;
   absl::StatusOr<HandlerModel> model = ParseFiles({Fixture("ok/helpers.cu")}, &diagnostics);

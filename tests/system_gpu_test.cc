@@ -20,7 +20,9 @@
 //   * dead letters and failures wait for a full ring back rather than
 //     vanish, and are all accounted for (taken, or counted past the host's
 //     bound); a reply the background reader drains still reaches its Ask;
-//     the host's inbox is bounded with kFull back-pressure to the senders.
+//     the host's inbox is bounded with kFull back-pressure to the senders;
+//   * a delegate's reply (ctx.forward) answers the original Ask or actor, and
+//     a reply to an Ask that timed out never reaches Receive.
 // Faults (traps, stuck handlers) are in fault_gpu_test.cc. Every test skips
 // with the reason when there is no CUDA device.
 #include <algorithm>
@@ -793,6 +795,68 @@ TEST_F(SystemGpuTest, TheHostInboxIsBoundedAndSendersToTheHostGetKFull) {
   ASSERT_TRUE(rep.ok()) << rep.status();
   EXPECT_TRUE(rep->undelivered.empty()) << rep->ToString();
   EXPECT_EQ(rep->unhandled, 0u) << rep->ToString();
+}
+
+// Issue 9 item 7: an actor that delegates a request with ctx.forward lets
+// the delegate's reply answer the original Ask (and, between actors, reach
+// the original sender).
+TEST_F(SystemGpuTest, ADelegatesReplyAnswersTheOriginalAskAndTheOriginalActor) {
+  auto sys = StartSystem(SystemOptions{});
+  ASSERT_NE(sys, nullptr);
+  const ActorId front = SpawnOrDie(*sys, "Front", "front");
+  const ActorId back = SpawnOrDie(*sys, "Back", "back");
+  const ActorId client = SpawnOrDie(*sys, "Client", "client");
+  ASSERT_TRUE(sys->Send(front, Wire{back}).ok());
+  for (int x = 1; x <= 20; ++x) {
+    absl::StatusOr<Response> r = sys->Ask<Response>(front, Request{x, 0}, kAsk);
+    ASSERT_TRUE(r.ok()) << "ask " << x << ": " << r.status();
+    EXPECT_EQ(r->y, 2 * x);
+    EXPECT_EQ(r->replier, back.value) << "the delegate answered";
+    EXPECT_TRUE(ActorId{r->seen_sender}.is_host()) << "the delegate saw the host as the sender";
+  }
+  // Between actors: the client's request goes front -> back, back's reply
+  // comes to the client.
+  ASSERT_TRUE(sys->Send(client, Ask2{front, 21}).ok());
+  absl::StatusOr<std::optional<Message>> m = sys->Receive(absl::Seconds(5));
+  ASSERT_TRUE(m.ok()) << m.status();
+  ASSERT_TRUE(m->has_value()) << "the client's report never came";
+  absl::StatusOr<Response> got = (*m)->As<Response>();
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->y, 42);
+  EXPECT_EQ(got->replier, back.value);
+  EXPECT_EQ(got->seen_sender, back.value) << "the client got its reply from the delegate";
+  absl::StatusOr<StopReport> rep = sys->Stop();
+  ASSERT_TRUE(rep.ok()) << rep.status();
+  EXPECT_EQ(rep->unhandled, 0u) << rep->ToString();
+  EXPECT_TRUE(rep->dead_letters.empty()) << rep->ToString();
+  EXPECT_TRUE(rep->undelivered.empty()) << rep->ToString();
+}
+
+// A reply that comes after its Ask gave up is dropped and counted, never
+// handed to Receive; the next Ask gets its own reply.
+TEST_F(SystemGpuTest, ALateReplyToATimedOutAskNeverReachesReceive) {
+  auto sys = StartSystem(SystemOptions{});
+  ASSERT_NE(sys, nullptr);
+  const ActorId front = SpawnOrDie(*sys, "Front", "front");
+  const ActorId back = SpawnOrDie(*sys, "Back", "back");
+  ASSERT_TRUE(sys->Send(front, Wire{back}).ok());
+  // The delegate takes 200 ms; the Ask waits 20.
+  absl::StatusOr<Response> late = sys->Ask<Response>(front, Request{5, 200000000}, absl::Milliseconds(20));
+  ASSERT_FALSE(late.ok());
+  EXPECT_EQ(late.status().code(), absl::StatusCode::kDeadlineExceeded) << late.status();
+  // The reply arrives meanwhile; it must not surface here.
+  absl::StatusOr<std::optional<Message>> stray = sys->Receive(absl::Milliseconds(600));
+  ASSERT_TRUE(stray.ok()) << stray.status();
+  EXPECT_FALSE(stray->has_value()) << "a late reply leaked into Receive";
+  absl::StatusOr<SystemStats> st = sys->Stats();
+  ASSERT_TRUE(st.ok()) << st.status();
+  EXPECT_EQ(st->late_replies, 1u);
+  absl::StatusOr<Response> next = sys->Ask<Response>(front, Request{6, 0}, kAsk);
+  ASSERT_TRUE(next.ok()) << next.status();
+  EXPECT_EQ(next->y, 12) << "the next Ask got its own reply, not the late one";
+  absl::StatusOr<StopReport> rep = sys->Stop();
+  ASSERT_TRUE(rep.ok()) << rep.status();
+  EXPECT_TRUE(rep->undelivered.empty()) << rep->ToString();
 }
 
 TEST_F(SystemGpuTest, StatsAreReadWhileTheKernelRuns) {

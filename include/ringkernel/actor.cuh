@@ -151,6 +151,8 @@ template <u32 kSize, u32 kAlign>
 RK_DEVICE RK_FORCEINLINE SendStatus SendRouteBytes(Ctx& ctx, u64 route_hash, u32 type, const void* payload);
 template <u32 kSize, u32 kAlign>
 RK_DEVICE RK_FORCEINLINE SendStatus ReplyBytes(Ctx& ctx, u32 type, const void* payload);
+template <u32 kSize, u32 kAlign>
+RK_DEVICE RK_FORCEINLINE SendStatus ForwardBytes(Ctx& ctx, ActorId to, u32 type, const void* payload);
 RK_DEVICE void Fail(Ctx& ctx, u32 code);
 RK_DEVICE void SyncBlock(Ctx& ctx);
 
@@ -187,6 +189,18 @@ class Ctx {
   RK_DEVICE SendStatus reply(const M& m) {
     RK_ASSERT_PAYLOAD_FITS(M);
     return detail::ReplyBytes<sizeof(M), alignof(M)>(*this, detail::MessageId<M>(), &m);
+  }
+
+  // Sends `m` to `to` on behalf of the sender of the current message: `to`
+  // sees that sender as its ctx.sender(), and its ctx.reply goes to it —
+  // a host Ask included, which `to`'s reply then answers. Use it to delegate
+  // a request. Forwarding to rk::host() replies to the sender's Ask (or
+  // sends to the host when the current message came from an actor). The
+  // result and the order are those of ctx.send from this actor.
+  template <class M>
+  RK_DEVICE SendStatus forward(ActorId to, const M& m) {
+    RK_ASSERT_PAYLOAD_FITS(M);
+    return detail::ForwardBytes<sizeof(M), alignof(M)>(*this, to, detail::MessageId<M>(), &m);
   }
 
   // The hybrid logical clock timestamp of this invocation: later than the

@@ -147,6 +147,7 @@ struct SystemStats {
   uint64_t received_by_host = 0;   // records the host took from the GPU→host ring
   uint64_t dead_letters_dropped = 0;  // dead letters past SystemOptions::dead_letter_capacity
   uint64_t failures_dropped = 0;      // failures past SystemOptions::failure_capacity
+  uint64_t late_replies = 0;          // replies to Asks that had already ended (dropped, never Received)
   std::vector<ActorStats> actors;
   std::vector<WorkerStatsView> workers;
 
@@ -240,9 +241,12 @@ class System {
     return SendTyped(to, id, &m, sizeof(M), 0, deadline);
   }
 
-  // Sends `m` and waits for the actor's reply (ctx.reply) of type `R`.
+  // Sends `m` and waits for the actor's reply (ctx.reply) of type `R` — or
+  // the reply of an actor it delegated the request to with ctx.forward.
   // DeadlineExceeded after `timeout`; FailedPrecondition if the actor failed
-  // or the message was dead-lettered first (the error says why).
+  // or the message was dead-lettered first (the error says why). A reply that
+  // comes after the Ask ended is dropped and counted (SystemStats::
+  // late_replies): it never reaches Receive.
   template <class R, class M>
   absl::StatusOr<R> Ask(ActorId to, const M& m, absl::Duration timeout) {
     uint32_t id;

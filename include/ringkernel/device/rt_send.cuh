@@ -37,8 +37,11 @@ __device__ __forceinline__ void ForgetReceiver(SendCache& c) { c.to = kNoActorVa
 // Sends a payload of kSize bytes (alignment kAlign) to actor `to`. Inlined
 // into every send site, with the Ctx in registers: a message built in the
 // handler goes from registers to the mailbox's LL words.
+// `sender`: who the receiver sees as the sender (d.self; the current
+// message's sender for ctx.forward).
 template <u32 kSize, u32 kAlign>
-__device__ __forceinline__ SendStatus SendToActor(CtxData& d, u32 to, u32 type, const void* payload, u64 correlation) {
+__device__ __forceinline__ SendStatus SendToActor(CtxData& d, u32 to, u32 type, const void* payload, u64 correlation,
+                                                  u32 sender) {
   const SystemParams* sys = d.sys;
   if (to >= sys->max_actors) {
     ++d.send_no_actor;
@@ -107,7 +110,7 @@ __device__ __forceinline__ SendStatus SendToActor(CtxData& d, u32 to, u32 type, 
   MailHeader h;
   h.type = type;
   h.size = kSize;
-  h.sender = d.self;
+  h.sender = sender;
   h.flags = 0;
   h.correlation = correlation;
   h.hlc = d.hlc;
@@ -152,7 +155,7 @@ __device__ __forceinline__ SendStatus SendToHostFromActor(CtxData& d, u32 type, 
 template <u32 kSize, u32 kAlign>
 __device__ __forceinline__ SendStatus SendBytes(Ctx& ctx, ActorId to, u32 type, const void* payload) {
   if (to.is_host()) return SendToHostFromActor(ctx.d_, type, payload, kSize, 0);
-  return SendToActor<kSize, kAlign>(ctx.d_, to.value, type, payload, 0);
+  return SendToActor<kSize, kAlign>(ctx.d_, to.value, type, payload, 0, ctx.d_.self);
 }
 
 template <u32 kSize, u32 kAlign>
@@ -164,14 +167,23 @@ __device__ __forceinline__ SendStatus SendRouteBytes(Ctx& ctx, u64 route_hash, u
     return SendStatus::kNoActor;
   }
   if (target == kHostActorValue) return SendToHostFromActor(ctx.d_, type, payload, kSize, 0);
-  return SendToActor<kSize, kAlign>(ctx.d_, target, type, payload, 0);
+  return SendToActor<kSize, kAlign>(ctx.d_, target, type, payload, 0, ctx.d_.self);
 }
 
 template <u32 kSize, u32 kAlign>
 __device__ __forceinline__ SendStatus ReplyBytes(Ctx& ctx, u32 type, const void* payload) {
   CtxData& d = ctx.d_;
   if (d.sender == kHostActorValue) return SendToHostFromActor(d, type, payload, kSize, d.correlation);
-  return SendToActor<kSize, kAlign>(d, d.sender, type, payload, d.correlation);
+  return SendToActor<kSize, kAlign>(d, d.sender, type, payload, d.correlation, d.self);
+}
+
+// ctx.forward: the record carries the current message's sender and
+// correlation, so the receiver's reply goes where this actor's would have.
+template <u32 kSize, u32 kAlign>
+__device__ __forceinline__ SendStatus ForwardBytes(Ctx& ctx, ActorId to, u32 type, const void* payload) {
+  CtxData& d = ctx.d_;
+  if (to.is_host()) return SendToHostFromActor(d, type, payload, kSize, d.correlation);
+  return SendToActor<kSize, kAlign>(d, to.value, type, payload, d.correlation, d.sender);
 }
 
 // Marks the actor failed and tells the host (out of line, by value: see

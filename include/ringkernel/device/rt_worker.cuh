@@ -314,7 +314,7 @@ __device__ u32 ServeMailbox(WorkerThread& w, OwnedActor& o, DirectSlot* direct, 
       *block = true;
       break;
     }
-    if (r.h.sender == kHostActorValue && direct != nullptr) atomicSub(&direct->pending, 1u);
+    if ((r.h.flags & kMailIngress) && direct != nullptr) atomicSub(&direct->pending, 1u);
     MailboxStampUnused(slot, o.inline_words, flag, r.h);
     ++o.head;
     ++n;
@@ -483,7 +483,7 @@ __device__ bool ForwardHostRecord(const Window& win, u32 base, const u64* rslot,
     m.type = h.type;
     m.size = h.size;
     m.sender = kHostActorValue;
-    m.flags = plain ? kMailPlain : 0u;
+    m.flags = kMailIngress | (plain ? kMailPlain : 0u);
     m.correlation = h.correlation;
     m.hlc = h.hlc;
     u32 hw[kMailHeaderWords];
@@ -742,7 +742,7 @@ __device__ void RunBlockMessage(WorkerThread& w, u32 a, u8* smem, u64* s_hlc, un
       ++o.handled;
       if (ctx.d_.failed) o.failed = 1;
     }
-    if (r.h.sender == kHostActorValue && a < kDirectSlots) atomicSub(&slots[a].pending, 1u);
+    if ((r.h.flags & kMailIngress) && a < kDirectSlots) atomicSub(&slots[a].pending, 1u);
     if (o.failed && a < kDirectSlots) SlotSet(&slots[a].failed, 1);
     MailboxStampUnused(slot, o.inline_words, flag, r.h);
     ++o.head;

@@ -219,3 +219,35 @@ struct RK_ACTOR MixChecker {
     ctx.reply(MixReport{received, out_of_order, bad_bytes, last});
   }
 };
+
+// ---- Delegation: a Front forwards a request to its Back (ctx.forward),
+// whose reply answers the original sender (a host Ask, or an actor). ----
+struct Wire { rk::ActorId back; };
+struct Request { int x; int want_slow_ns; };
+struct Response { int y; unsigned replier; unsigned seen_sender; };
+struct Ask2 { rk::ActorId front; int x; };  // an actor asks a front (K2K)
+struct RK_ACTOR Front {
+  rk::ActorId back;
+  RK_HANDLER void on(const Wire& w, rk::Ctx& ctx) { back = w.back; }
+  RK_HANDLER void on(const Request& r, rk::Ctx& ctx) { ctx.forward(back, r); }
+};
+struct RK_ACTOR Back {
+  RK_HANDLER void on(const Request& r, rk::Ctx& ctx) {
+    if (r.want_slow_ns > 0) {
+      unsigned long long t0, t;
+      asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+      do {
+        __nanosleep(1000);
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+      } while (t - t0 < static_cast<unsigned long long>(r.want_slow_ns));
+    }
+    ctx.reply(Response{2 * r.x, ctx.self().value, ctx.sender().value});
+  }
+};
+// Asks a front on behalf of the host and reports the reply it gets.
+struct RK_ACTOR Client {
+  RK_HANDLER void on(const Ask2& a, rk::Ctx& ctx) { ctx.send(a.front, Request{a.x, 0}); }
+  RK_HANDLER void on(const Response& r, rk::Ctx& ctx) {
+    ctx.send(rk::host(), Response{r.y, r.replier, ctx.sender().value});
+  }
+};
