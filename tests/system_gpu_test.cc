@@ -22,7 +22,9 @@
 //     bound); a reply the background reader drains still reaches its Ask;
 //     the host's inbox is bounded with kFull back-pressure to the senders;
 //   * a delegate's reply (ctx.forward) answers the original Ask or actor, and
-//     a reply to an Ask that timed out never reaches Receive.
+//     a reply to an Ask that timed out never reaches Receive;
+//   * ctx.retry_later waits for room without deadlocking a consumer that
+//     shares the producer's worker thread.
 // Faults (traps, stuck handlers) are in fault_gpu_test.cc. Every test skips
 // with the reason when there is no CUDA device.
 #include <algorithm>
@@ -857,6 +859,46 @@ TEST_F(SystemGpuTest, ALateReplyToATimedOutAskNeverReachesReceive) {
   absl::StatusOr<StopReport> rep = sys->Stop();
   ASSERT_TRUE(rep.ok()) << rep.status();
   EXPECT_TRUE(rep->undelivered.empty()) << rep->ToString();
+}
+
+// Issue 9 item 6: a producer that waits for room by retrying in its handler
+// would wait forever here — its consumer is owned by the same worker thread
+// (one worker of 64 threads: 32 owner threads, so actor 32 shares actor 0's)
+// and runs only after the producer's handler returns. ctx.retry_later hands
+// the message back instead, and every message arrives, in order.
+TEST_F(SystemGpuTest, AProducerWaitingForRoomWithRetryLaterLetsItsConsumerOnTheSameThreadRun) {
+  SystemOptions o;
+  o.workers = 1;
+  o.threads_per_block = 64;
+  o.mailbox_capacity = 8;
+  auto sys = StartSystem(o);
+  ASSERT_NE(sys, nullptr);
+  ASSERT_EQ(sys->threads_per_block(), 64u);
+  const ActorId pourer = SpawnOrDie(*sys, "Pourer", "pourer");
+  for (int i = 1; i < 32; ++i) SpawnOrDie(*sys, "Bucket", "filler" + std::to_string(i));
+  const ActorId bucket = SpawnOrDie(*sys, "Bucket", "bucket");  // list position 32: the pourer's thread
+  constexpr int kDrops = 2000;
+  ASSERT_TRUE(sys->Send(pourer, Pour{bucket, kDrops}).ok());
+  absl::StatusOr<std::optional<Message>> m = sys->Receive(absl::Seconds(20));
+  ASSERT_TRUE(m.ok()) << m.status();
+  ASSERT_TRUE(m->has_value()) << "the producer never finished: a deadlock";
+  absl::StatusOr<Poured> done = (*m)->As<Poured>();
+  ASSERT_TRUE(done.ok()) << done.status();
+  EXPECT_EQ(done->sent, kDrops);
+  EXPECT_GT(done->retries, 0) << "2000 messages into 8 slots must have met a full mailbox";
+  absl::StatusOr<DropCount> c = sys->Ask<DropCount>(bucket, DropQuery{0}, kAsk);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->received, kDrops);
+  EXPECT_EQ(c->out_of_order, 0);
+  absl::StatusOr<StopReport> rep = sys->Stop();
+  ASSERT_TRUE(rep.ok()) << rep.status();
+  EXPECT_EQ(rep->unhandled, 0u) << rep->ToString();
+  for (const ActorStats& a : rep->actors) {
+    // Each retry is a delivery that was handed back, not handled.
+    if (a.name == "pourer") {
+      EXPECT_EQ(a.handled, 1u) << a.ToString();
+    }
+  }
 }
 
 TEST_F(SystemGpuTest, StatsAreReadWhileTheKernelRuns) {

@@ -134,6 +134,7 @@ struct CtxData {
   u32 worker;       // the worker running the handler
   u32 block;        // 1 in a block handler
   u32 failed;       // set by ctx.fail
+  u32 retry;        // set by ctx.retry_later
   // This invocation's send outcomes, added to the actor's counters by the
   // worker afterwards (a counter in memory would cost a round trip per send).
   u32 sent;
@@ -210,6 +211,17 @@ class Ctx {
   // Faults this actor: it handles no further messages (they are reported to
   // the host as dead letters), the host learns `code`, other actors go on.
   RK_DEVICE void fail(u32 code) { detail::Fail(*this, code); }
+
+  // Thread handlers: hands the current message back, to be handled again
+  // once the worker's other actors had their turn — the way to wait for room
+  // after a send returned kFull, since a handler that retried in a loop
+  // could wait for a receiver that shares its worker (or its warp) and so
+  // never runs. FIFO per sender holds: the message is handled again before
+  // any later one from its sender.
+  // What the handler did before the call stands (state, sends): call it
+  // before any effect that must not happen twice. No effect in a block
+  // handler.
+  RK_DEVICE void retry_later() { d_.retry = 1; }
 
   // Block handlers only: this thread's rank in the block, the block's width,
   // a barrier of the whole block, the one elected thread, and the block's

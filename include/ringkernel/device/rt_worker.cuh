@@ -202,6 +202,7 @@ __device__ __forceinline__ void InitCtx(Ctx& ctx, WorkerThread& w, const OwnedAc
   d.worker = w.worker;
   d.block = block;
   d.failed = 0;
+  d.retry = 0;
   d.sent = d.send_full = d.send_no_actor = d.send_other = 0;
 }
 
@@ -214,7 +215,7 @@ __device__ __forceinline__ void AddSends(OwnedActor& o, const CtxData& d) {
 
 // What a thread handler's invocation did, for its owner's counters.
 struct HandlerOutcome {
-  u32 sent, send_full, send_no_actor, send_other, failed;
+  u32 sent, send_full, send_no_actor, send_other, failed, retry;
 };
 
 // Runs one thread handler. Out of line and called with values only: its Ctx
@@ -239,14 +240,17 @@ __device__ __noinline__ HandlerOutcome RunThreadHandler(const SystemParams* sys,
   d.worker = worker;
   d.block = 0;
   d.failed = 0;
+  d.retry = 0;
   d.sent = d.send_full = d.send_no_actor = d.send_other = 0;
   d.cache = *sends;
   DispatchThread(actor_type, state, msg_type, payload, ctx);
   *sends = d.cache;
-  return HandlerOutcome{d.sent, d.send_full, d.send_no_actor, d.send_other, d.failed};
+  return HandlerOutcome{d.sent, d.send_full, d.send_no_actor, d.send_other, d.failed, d.retry};
 }
 
-enum class Handled : u32 { kDone = 0, kNeedsBlock = 1 };
+// kRetry: the handler called ctx.retry_later; the message stays where it is
+// and is handled again on a later iteration.
+enum class Handled : u32 { kDone = 0, kNeedsBlock = 1, kRetry = 2 };
 
 // Handles one record taken for `o` with a thread handler, or reports it.
 __device__ Handled HandleOne(WorkerThread& w, OwnedActor& o, const MailRecord& r) {
@@ -272,8 +276,12 @@ __device__ Handled HandleOne(WorkerThread& w, OwnedActor& o, const MailRecord& r
   o.send_full += out.send_full;
   o.send_no_actor += out.send_no_actor;
   o.send_other += out.send_other;
+  if (out.failed) {
+    o.failed = 1;
+  } else if (out.retry) {
+    return Handled::kRetry;
+  }
   ++o.handled;
-  if (out.failed) o.failed = 1;
   return Handled::kDone;
 }
 
@@ -310,10 +318,12 @@ __device__ u32 ServeMailbox(WorkerThread& w, OwnedActor& o, DirectSlot* direct, 
       break;
     }
     if (!(r.h.flags & kMailVoid)) MarkRunning(w, RunningEntry(o.index, r.h.type));
-    if (HandleOne(w, o, r) == Handled::kNeedsBlock) {
+    const Handled handled = HandleOne(w, o, r);
+    if (handled == Handled::kNeedsBlock) {
       *block = true;
       break;
     }
+    if (handled == Handled::kRetry) break;  // the same record again next time
     if ((r.h.flags & kMailIngress) && direct != nullptr) atomicSub(&direct->pending, 1u);
     MailboxStampUnused(slot, o.inline_words, flag, r.h);
     ++o.head;
@@ -761,7 +771,7 @@ __device__ u32 ServeDirect(WorkerThread& w, OwnedActor& o, DirectSlot* d) {
   const u32 tail = SlotGet(&d->tail);
   u32 head = SlotGet(&d->head);
   if (tail == head) return 0;
-  const u32 n = tail - head;
+  u32 n = 0;
   for (; head != tail; ++head) {
     __threadfence_block();
     DirectEntry* e = &d->e[head % kDirectDepth];
@@ -775,12 +785,14 @@ __device__ u32 ServeDirect(WorkerThread& w, OwnedActor& o, DirectSlot* d) {
     const u32 words = (r.h.size + 3) / 4;
     for (u32 i = 0; i < words; ++i) w.buf[i] = SlotGet(&e->payload[i]);
     r.payload = reinterpret_cast<const u8*>(w.buf);
-    // The entry is free for the poller once its words are copied out.
+    MarkRunning(w, RunningEntry(o.index, r.h.type));
+    // ctx.retry_later: the entry stays, and is handled again later.
+    if (HandleOne(w, o, r) == Handled::kRetry) break;
+    // The entry is free for the poller once it is handled.
     __threadfence_block();
     SlotSet(&d->head, head + 1);
-    MarkRunning(w, RunningEntry(o.index, r.h.type));
-    HandleOne(w, o, r);
     ++o.direct;
+    ++n;
   }
   o.hot = 64;
   o.quiet = 0;

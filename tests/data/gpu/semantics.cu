@@ -251,3 +251,44 @@ struct RK_ACTOR Client {
     ctx.send(rk::host(), Response{r.y, r.replier, ctx.sender().value});
   }
 };
+
+// ---- Waiting for room without a deadlock: a producer whose consumer can
+// only run after it (same worker thread) re-delivers its job with
+// ctx.retry_later on kFull. ----
+struct Pour { rk::ActorId to; int count; };
+struct Poured { int sent; int retries; };
+struct Drop { int n; };
+struct DropQuery { int unused; };
+struct DropCount { long long received; long long out_of_order; };
+struct RK_ACTOR Pourer {
+  int started;
+  rk::ActorId to;
+  int count;
+  int next;
+  int retries;
+  RK_HANDLER void on(const Pour& p, rk::Ctx& ctx) {
+    if (!started) {  // the first delivery; a retry resumes at `next`
+      started = 1;
+      to = p.to;
+      count = p.count;
+    }
+    while (next < count) {
+      if (ctx.send(to, Drop{next}) == rk::SendStatus::kFull) {
+        ++retries;
+        ctx.retry_later();
+        return;
+      }
+      ++next;
+    }
+    ctx.send(rk::host(), Poured{next, retries});
+  }
+};
+struct RK_ACTOR Bucket {
+  long long received;
+  long long out_of_order;
+  RK_HANDLER void on(const Drop& d, rk::Ctx& ctx) {
+    if (d.n != received) ++out_of_order;
+    ++received;
+  }
+  RK_HANDLER void on(const DropQuery& q, rk::Ctx& ctx) { ctx.reply(DropCount{received, out_of_order}); }
+};
