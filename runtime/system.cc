@@ -464,7 +464,23 @@ bool SystemImpl::TryWriteUnits(LlRingHeader* ring, u32 log2, RingProducer& p, co
   }
   if (skip != 0) LlWriteSkip(LlSlot(RingSlots(ring), kLlUnitWords, log2, pos), LlFlag(pos, log2), skip);
   pos += skip;
-  LlWriteRecord(LlSlot(RingSlots(ring), kLlUnitWords, log2, pos), LlFlag(pos, log2), h, payload);
+  u64* slot = LlSlot(RingSlots(ring), kLlUnitWords, log2, pos);
+  if (pause_mid_record_armed_.load(std::memory_order_relaxed) && pause_mid_record_armed_.exchange(false)) {
+    // Fault injection (system_access.h): a writer preempted mid-record.
+    std::function<void()> pause;
+    {
+      absl::MutexLock lock(&hook_mu_);
+      pause = std::move(pause_mid_record_);
+    }
+    std::vector<u64> words(kLlHeaderWords + (h.size + 3) / 4);
+    LlWriteRecord(words.data(), LlFlag(pos, log2), h, payload);
+    const size_t half = words.size() / 2;
+    for (size_t i = 0; i < half; ++i) StoreRelaxedSys(slot + i, words[i]);
+    if (pause) pause();
+    for (size_t i = half; i < words.size(); ++i) StoreRelaxedSys(slot + i, words[i]);
+    return true;
+  }
+  LlWriteRecord(slot, LlFlag(pos, log2), h, payload);
   return true;
 }
 

@@ -26,6 +26,15 @@ struct SystemAccess {
   static void PauseNextSend(System& system, std::function<void()> pause) {
     system.impl_->PauseNextSend(std::move(pause));
   }
+  // The next record a Send writes into a worker's ring is written in two
+  // halves, the first (its header among it) before `pause` and the rest
+  // after: a writer preempted in the middle of its record. `pause` runs on
+  // the sending thread and may block.
+  static void PauseNextRecordMidway(System& system, std::function<void()> pause) {
+    system.impl_->PauseNextRecordMidway(std::move(pause));
+  }
+  // The worker whose ring carries the host's messages to `id`.
+  static uint32_t WorkerOf(const System& system, ActorId id) { return system.impl_->WorkerOf(id); }
   // Whether Sends are admitted: false once Stop has begun (or a fault).
   static bool Accepting(const System& system) { return system.impl_->accepting(); }
 };

@@ -58,6 +58,14 @@ class SystemImpl {
     pause_next_send_armed_.store(true);
   }
   bool accepting() const { return admission_.open(); }
+  void PauseNextRecordMidway(std::function<void()> pause) {
+    absl::MutexLock lock(&hook_mu_);
+    pause_mid_record_ = std::move(pause);
+    pause_mid_record_armed_.store(true);
+  }
+  uint32_t WorkerOf(ActorId id) const {
+    return static_cast<uint32_t>(actor_place_[id.value].load(std::memory_order_relaxed));
+  }
   absl::StatusOr<ActorId> Lookup(std::string_view name) const;
   std::optional<std::string> NameOf(ActorId id) const;
   absl::Status Bind(std::string_view route, uint32_t actor);
@@ -216,6 +224,9 @@ class SystemImpl {
   std::atomic<bool> pause_next_send_armed_{false};
   absl::Mutex hook_mu_;
   std::function<void()> pause_next_send_ ABSL_GUARDED_BY(hook_mu_);
+  // Fault injection: the next record is written in two halves around a hook.
+  std::atomic<bool> pause_mid_record_armed_{false};
+  std::function<void()> pause_mid_record_ ABSL_GUARDED_BY(hook_mu_);
 
   // Actors. The per-index arrays are read without the lock by Send.
   mutable absl::Mutex mu_;

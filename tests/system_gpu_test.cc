@@ -24,7 +24,9 @@
 //   * a delegate's reply (ctx.forward) answers the original Ask or actor, and
 //     a reply to an Ask that timed out never reaches Receive;
 //   * ctx.retry_later waits for room without deadlocking a consumer that
-//     shares the producer's worker thread.
+//     shares the producer's worker thread;
+//   * a host record half written (its writer preempted) is never taken torn
+//     and holds up only its own worker's ring.
 // Faults (traps, stuck handlers) are in fault_gpu_test.cc. Every test skips
 // with the reason when there is no CUDA device.
 #include <algorithm>
@@ -193,6 +195,62 @@ TEST_F(SystemGpuTest, HostMessagesOfMixedSizesWrapTheRingAndArriveWholeInOrder) 
   ASSERT_TRUE(rep.ok()) << rep.status();
   EXPECT_TRUE(rep->drained);
   EXPECT_EQ(rep->unhandled, 0u);
+}
+
+// Issue 9 item 3: a host writer preempted in the middle of its record. The
+// worker takes the record only once all of it is there (never a torn
+// payload), the other workers' rings go on meanwhile, and the record then
+// arrives whole and in order. (Records behind it in the same worker's ring
+// wait for it: a ring is read in order.)
+TEST_F(SystemGpuTest, AHostRecordIsTakenOnlyWholeAndAPausedWriterHoldsUpOnlyItsOwnRing) {
+  SystemOptions o;
+  o.workers = 2;
+  auto sys = StartSystem(o);
+  ASSERT_NE(sys, nullptr);
+  const ActorId mix = SpawnOrDie(*sys, "MixChecker", "mix");
+  const ActorId other = SpawnOrDie(*sys, "Fragile", "other");
+  ASSERT_NE(internal::SystemAccess::WorkerOf(*sys, mix), internal::SystemAccess::WorkerOf(*sys, other))
+      << "the test needs the two actors on different workers";
+  auto large = [](int n) {
+    Large m{};
+    m.n = n;
+    m.len = 400;
+    for (int i = 0; i < 400; ++i) m.bytes[i] = static_cast<unsigned char>(n * 7 + i);
+    return m;
+  };
+  ASSERT_TRUE(sys->Send(mix, large(1)).ok());
+  std::atomic<bool> paused{false};
+  std::atomic<bool> resume{false};
+  internal::SystemAccess::PauseNextRecordMidway(*sys, [&] {
+    paused.store(true);
+    while (!resume.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  });
+  std::thread writer([&] { EXPECT_TRUE(sys->Send(mix, large(2)).ok()); });
+  while (!paused.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  // Half of record 2 is in mix's ring: the other worker's ring is not held up.
+  for (int i = 0; i < 10; ++i) {
+    absl::StatusOr<Poked> p = sys->Ask<Poked>(other, Poke{0}, kAsk);
+    ASSERT_TRUE(p.ok()) << p.status();
+    EXPECT_EQ(p->pokes, i + 1);
+  }
+  // The poller has looked at the half record for a while: nothing taken.
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  absl::StatusOr<SystemStats> st = sys->Stats();
+  ASSERT_TRUE(st.ok()) << st.status();
+  const ActorStats* m = st->Find("mix");
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(m->handled, 1u) << "a half-written record was taken: " << m->ToString();
+  resume.store(true);
+  writer.join();
+  absl::StatusOr<MixReport> r = sys->Ask<MixReport>(mix, MixQuery{0}, kAsk);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->received, 2);
+  EXPECT_EQ(r->last, 2);
+  EXPECT_EQ(r->out_of_order, 0);
+  EXPECT_EQ(r->bad_bytes, 0) << "a torn payload";
+  absl::StatusOr<StopReport> rep = sys->Stop();
+  ASSERT_TRUE(rep.ok()) << rep.status();
+  EXPECT_EQ(rep->unhandled, 0u) << rep->ToString();
 }
 
 TEST_F(SystemGpuTest, ManyK2kProducersLoseNothingAndKeepFifoPerSender) {
