@@ -285,6 +285,15 @@ RK_HOST_DEVICE RK_FORCEINLINE void MailboxCopyPlain(u8* plain, const u8* bytes, 
   for (u32 b = done; b < size; ++b) plain[b] = bytes[b];
 }
 
+// Stores a record's header words (LL words of `flag`): the last step of
+// every record's publication.
+RK_HOST_DEVICE RK_FORCEINLINE void MailboxStoreHeader(u64* slot, u32 flag, const MailHeader& h) {
+  u32 hw[kMailHeaderWords];
+  MailHeaderToWords(h, hw);
+RK_UNROLL
+  for (u32 i = 0; i < kMailHeaderWords; i += 2) StoreLlPairGpu(slot + i, LlWord(hw[i], flag), LlWord(hw[i + 1], flag));
+}
+
 // Writes the record of a reserved position. `payload` is `h.size` bytes;
 // `h.flags` must not have kMailPlain (set here when the payload goes to the
 // plain area). A kMailVoid record may have no payload.
@@ -309,9 +318,7 @@ RK_HOST_DEVICE inline void MailboxWrite(u64* slot, u32 inline_words, u32 flag, M
       StoreRelaxedGpu(slot + kMailHeaderWords + i, LlWord(PayloadWord(bytes, h.size, i), flag));
     }
   }
-  u32 hw[kMailHeaderWords];
-  MailHeaderToWords(h, hw);
-  for (u32 i = 0; i < kMailHeaderWords; i += 2) StoreLlPairGpu(slot + i, LlWord(hw[i], flag), LlWord(hw[i + 1], flag));
+  MailboxStoreHeader(slot, flag, h);
 }
 
 // MailboxWrite for a payload whose size and alignment are constants (a
@@ -353,10 +360,7 @@ RK_UNROLL
   for (u32 p = 0; p + 1 <= kPairs; ++p) {
     StoreLlPairGpu(out + 2 * p, LlWord(w[2 * p], flag), LlWord(w[2 * p + 1], flag));
   }
-  u32 hw[kMailHeaderWords];
-  MailHeaderToWords(h, hw);
-RK_UNROLL
-  for (u32 i = 0; i < kMailHeaderWords; i += 2) StoreLlPairGpu(slot + i, LlWord(hw[i], flag), LlWord(hw[i + 1], flag));
+  MailboxStoreHeader(slot, flag, h);
 }
 
 // The owner's view of a record it has taken.

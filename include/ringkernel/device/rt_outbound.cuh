@@ -75,14 +75,13 @@ __device__ __forceinline__ LlHeader OutboundHeader(OutboundKind kind, u32 reason
 constexpr u64 kReportHaltGraceNs = 1000000;
 constexpr u32 kReportWaitMaxSleepNs = 8192;
 
-// Writes one record. Returns kFull (and counts it) when the host has not
-// drained the ring: for an actor's sends to the host, which the actor sees
-// refused.
+// Writes one record without waiting. Returns kFull, and adds one to
+// `*full_count`, when the host has not drained the ring.
 __device__ __noinline__ SendStatus WriteOutbound(const SystemParams* sys, const OutRing& r, const LlHeader& h,
-                                                 const void* payload) {
+                                                 const void* payload, unsigned long long* full_count) {
   u64 pos;
   if (!LlTryReserve(r.tail, r.cached, &r.ring->head.value, r.log2, &pos)) {
-    atomicAdd(&sys->shared->outbound_full.value, 1ull);
+    atomicAdd(full_count, 1ull);
     return SendStatus::kFull;
   }
   LlWriteRecord(LlSlot(r.slots, sys->slot_words, r.log2, pos), LlFlag(pos, r.log2), h, payload);
@@ -124,18 +123,18 @@ __device__ __noinline__ void WriteReport(const SystemParams* sys, const OutRing&
 
 // Reports an accepted message that will not be handled, from an owner's
 // loop, which must not wait: when the ring to the host is full the report
-// is counted in reports_lost (and in outbound_full) instead. Host messages
+// is counted in reports_lost instead. Host messages
 // the poller rejects, and failure records, wait for room (ReserveReport).
 __device__ __noinline__ void DeadLetter(const SystemParams* sys, const OutRing& out, DeadLetterReason reason,
                                         u32 receiver, const MailHeader& m, const void* payload) {
   const LlHeader h = OutboundHeader(OutboundKind::kDeadLetter, static_cast<u32>(reason), m.type,
                                     payload != nullptr ? m.size : 0, receiver, m.sender, m.correlation, m.hlc);
-  if (WriteOutbound(sys, out, h, payload) != SendStatus::kOk) atomicAdd(&sys->shared->reports_lost.value, 1ull);
+  WriteOutbound(sys, out, h, payload, &sys->shared->reports_lost.value);
 }
 
 // Copies a host record's payload (still in its ring) into a dead letter,
-// word by word, so no staging buffer is needed. Waits for room like
-// DeadLetter (the host ring's record stays put meanwhile).
+// word by word, so no staging buffer is needed. Waits for room
+// (ReserveReport; the host ring's record stays put meanwhile).
 __device__ __noinline__ void DeadLetterFromRing(const SystemParams* sys, const OutRing& r, const LlHeader& in,
                                                 const u64* slot, DeadLetterReason reason) {
   u64 pos;

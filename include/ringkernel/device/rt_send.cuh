@@ -136,7 +136,9 @@ __device__ __noinline__ SendStatus SendToHostRing(const SystemParams* sys, u32 w
                                                   u64 correlation) {
   if (size > sys->max_payload) return SendStatus::kTooLarge;
   const LlHeader h = OutboundHeader(OutboundKind::kMessage, 0, type, size, self, 0, correlation, hlc);
-  return WriteOutbound(sys, WorkerOutRing(sys, worker, static_cast<OutboundCursor*>(outbound)), h, payload);
+  // A refusal is the actor's back-pressure, counted in outbound_full.
+  return WriteOutbound(sys, WorkerOutRing(sys, worker, static_cast<OutboundCursor*>(outbound)), h, payload,
+                       &sys->shared->outbound_full.value);
 }
 
 __device__ __forceinline__ SendStatus SendToHostFromActor(CtxData& d, u32 type, const void* payload, u32 size,

@@ -187,36 +187,46 @@ __device__ __forceinline__ void SlotSet(u32* p, u32 v) { atomicExch(p, v); }
 __device__ __forceinline__ u64 SlotGet64(unsigned long long* p) { return atomicCAS(p, 0ull, 0ull); }
 __device__ __forceinline__ void SlotSet64(unsigned long long* p, u64 v) { atomicExch(p, v); }
 
-__device__ __forceinline__ void InitCtx(Ctx& ctx, WorkerThread& w, const OwnedActor& o, const MailHeader& m, u64 hlc,
-                                        u8* scratch, u32 block) {
-  CtxData& d = ctx.d_;
-  d.sys = w.sys;
-  d.actor = o.slot;
+// Fills a Ctx for one invocation (the send cache copied in).
+__device__ __forceinline__ void FillCtx(CtxData& d, const SystemParams* sys, ActorSlot* slot, u8* scratch,
+                                        OutboundCursor* out, const SendCache& cache, u64 correlation, u64 hlc,
+                                        u32 self, u32 sender, u32 worker, u32 block) {
+  d.sys = sys;
+  d.actor = slot;
   d.scratch = scratch;
-  d.cache = *w.sends;
-  d.outbound = w.out;
-  d.correlation = m.correlation;
+  d.cache = cache;
+  d.outbound = out;
+  d.correlation = correlation;
   d.hlc = hlc;
-  d.self = o.index;
-  d.sender = m.sender;
-  d.worker = w.worker;
+  d.self = self;
+  d.sender = sender;
+  d.worker = worker;
   d.block = block;
   d.failed = 0;
   d.retry = 0;
   d.sent = d.send_full = d.send_no_actor = d.send_other = 0;
 }
 
-__device__ __forceinline__ void AddSends(OwnedActor& o, const CtxData& d) {
-  o.sent += d.sent;
-  o.send_full += d.send_full;
-  o.send_no_actor += d.send_no_actor;
-  o.send_other += d.send_other;
+__device__ __forceinline__ void InitCtx(Ctx& ctx, WorkerThread& w, const OwnedActor& o, const MailHeader& m, u64 hlc,
+                                        u8* scratch, u32 block) {
+  FillCtx(ctx.d_, w.sys, o.slot, scratch, w.out, *w.sends, m.correlation, hlc, o.index, m.sender, w.worker, block);
 }
 
-// What a thread handler's invocation did, for its owner's counters.
+// What a handler's invocation did, for its owner's counters.
 struct HandlerOutcome {
   u32 sent, send_full, send_no_actor, send_other, failed, retry;
 };
+
+__device__ __forceinline__ HandlerOutcome OutcomeOf(const CtxData& d) {
+  return HandlerOutcome{d.sent, d.send_full, d.send_no_actor, d.send_other, d.failed, d.retry};
+}
+
+__device__ __forceinline__ void AddSends(OwnedActor& o, const HandlerOutcome& out) {
+  o.sent += out.sent;
+  o.send_full += out.send_full;
+  o.send_no_actor += out.send_no_actor;
+  o.send_other += out.send_other;
+}
 
 // Runs one thread handler. Out of line and called with values only: its Ctx
 // is a local whose address never leaves it (the dispatch, the handlers and
@@ -229,23 +239,10 @@ __device__ __noinline__ HandlerOutcome RunThreadHandler(const SystemParams* sys,
                                                         u64 correlation, u64 hlc, const void* payload) {
   Ctx ctx;
   CtxData& d = ctx.d_;
-  d.sys = sys;
-  d.actor = slot;
-  d.scratch = nullptr;
-  d.outbound = out;
-  d.correlation = correlation;
-  d.hlc = hlc;
-  d.self = self;
-  d.sender = sender;
-  d.worker = worker;
-  d.block = 0;
-  d.failed = 0;
-  d.retry = 0;
-  d.sent = d.send_full = d.send_no_actor = d.send_other = 0;
-  d.cache = *sends;
+  FillCtx(d, sys, slot, nullptr, out, *sends, correlation, hlc, self, sender, worker, 0);
   DispatchThread(actor_type, state, msg_type, payload, ctx);
   *sends = d.cache;
-  return HandlerOutcome{d.sent, d.send_full, d.send_no_actor, d.send_other, d.failed, d.retry};
+  return OutcomeOf(d);
 }
 
 // kRetry: the handler called ctx.retry_later; the message stays where it is
@@ -272,10 +269,7 @@ __device__ Handled HandleOne(WorkerThread& w, OwnedActor& o, const MailRecord& r
   const HandlerOutcome out = RunThreadHandler(sys, w.worker, w.out, w.sends, o.slot, o.state, o.type, o.index,
                                               r.h.type, r.h.sender, r.h.correlation, hlc, r.payload);
   o.hlc = hlc;
-  o.sent += out.sent;
-  o.send_full += out.send_full;
-  o.send_no_actor += out.send_no_actor;
-  o.send_other += out.send_other;
+  AddSends(o, out);
   if (out.failed) {
     o.failed = 1;
   } else if (out.retry) {
@@ -496,11 +490,7 @@ __device__ bool ForwardHostRecord(const Window& win, u32 base, const u64* rslot,
     m.flags = kMailIngress | (plain ? kMailPlain : 0u);
     m.correlation = h.correlation;
     m.hlc = h.hlc;
-    u32 hw[kMailHeaderWords];
-    MailHeaderToWords(m, hw);
-    for (u32 x = 0; x < kMailHeaderWords; x += 2) {
-      StoreLlPairGpu(slot + x, LlWord(hw[x], mflag), LlWord(hw[x + 1], mflag));
-    }
+    MailboxStoreHeader(slot, mflag, m);
   }
   __syncwarp();
   return true;
@@ -748,7 +738,7 @@ __device__ void RunBlockMessage(WorkerThread& w, u32 a, u8* smem, u64* s_hlc, un
       ++o.dead_lettered;
     } else {
       o.hlc = ctx.d_.hlc;
-      AddSends(o, ctx.d_);
+      AddSends(o, OutcomeOf(ctx.d_));
       ++o.handled;
       if (ctx.d_.failed) o.failed = 1;
     }
