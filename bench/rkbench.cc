@@ -48,6 +48,7 @@
 #include "jit/nvrtc_compiler.h"
 #include "ringkernel/runtime.h"
 #include "ringkernel/status_macros.h"
+#include "runtime/system_access.h"
 
 namespace rk::bench {
 namespace {
@@ -196,6 +197,69 @@ absl::Status Exp1(Runtime& runtime, const Program& program, Recorder& rec, const
   return absl::OkStatus();
 }
 
+// Where an Ask's time goes, from a measurement build of the program
+// (`actorc build handlers/bench.cu -D RK_ASK_STAMPS`, run with --package):
+// the device runtime stamps each step of a host request with %globaltimer
+// (rt_base.cuh, AskStamp), read back after Stop. The host times each Ask and
+// the floor's round trip in the same process. Per Ask, on the GPU: poll
+// began → handed over (the read over the bus and the parse), → taken by the
+// owner, → handler in, → handler out (its reply's stores issued), → entry
+// freed. The host's share (its Send, the two trips over the bus, its
+// drain) is the Ask minus the GPU's span.
+absl::Status AskStamps(Runtime& runtime, const Program& program, Recorder& rec, const Options& o) {
+  const std::string exp = "ask_stamps";
+  if (!o.skip_baselines) {
+    RK_ASSIGN_OR_RETURN(std::unique_ptr<Baselines> base,
+                        Baselines::Create(runtime.device().ordinal, runtime.device().capability));
+    RK_RETURN_IF_ERROR(base->StartPersistent());
+    RK_RETURN_IF_ERROR(
+        TimeHost(rec, o, exp, "cuper_persistent_roundtrip", "latency_us", [&] { return base->PersistentCommand(); }));
+    RK_RETURN_IF_ERROR(base->StopPersistent());
+  }
+  SystemOptions so = BaseSystemOptions(o);
+  RK_ASSIGN_OR_RETURN(std::unique_ptr<System> sys, runtime.Start(program, so));
+  RK_ASSIGN_OR_RETURN(ActorId echo, sys->Spawn("Echo", "echo"));
+  unsigned long long seq = 0;
+  RK_RETURN_IF_ERROR(TimeHost(rec, o, exp, "persistent_ask_roundtrip", "latency_us", [&]() -> absl::Status {
+    absl::StatusOr<Pong> p = sys->Ask<Pong>(echo, Ping{++seq}, absl::Seconds(1));
+    if (!p.ok()) return p.status();
+    return p->seq == seq ? absl::OkStatus() : absl::InternalError("wrong pong");
+  }));
+  RK_ASSIGN_OR_RETURN(StopReport r, sys->Stop());
+  (void)r;
+  constexpr size_t kSlots = 4096, kStamps = 16;
+  std::vector<uint64_t> st(kSlots * kStamps);
+  RK_RETURN_IF_ERROR(rk::internal::SystemAccess::ReadDeviceGlobal(*sys, "rk_ask_stamps", st.data(),
+                                                                  st.size() * sizeof(uint64_t)));
+  // Steps between stamps (rt_base.cuh, AskStamp), in the order they happen.
+  struct Step {
+    const char* name;
+    int from, to;
+  };
+  const Step steps[] = {{"gpu_a_poll_to_header", 0, 6},      {"gpu_b_header_to_record", 6, 9},
+                        {"gpu_c_record_to_checked", 9, 10},  {"gpu_d_checked_to_put", 10, 11},
+                        {"gpu_e_put_to_handover", 11, 1},    {"gpu_f1_handover_to_seen", 1, 13},
+                        {"gpu_f2_seen_to_taken", 13, 2},
+                        {"gpu_g_taken_to_call", 2, 12},      {"gpu_h_call_to_handler", 12, 3},
+                        {"gpu_i_handler_to_out_write", 3, 7}, {"gpu_j_out_reserve", 7, 8},
+                        {"gpu_k_out_write", 8, 4},           {"gpu_l_handler_to_freed", 4, 5},
+                        {"gpu_poll_to_handler_out", 0, 4}};
+  int n = 0;
+  for (size_t i = 0; i < kSlots; ++i) {
+    const uint64_t* s = &st[i * kStamps];
+    bool all = true;
+    for (size_t k = 0; k < 14; ++k) all = all && s[k] != 0;
+    if (!all) continue;
+    ++n;
+    for (const Step& x : steps) {
+      rec.Add(exp, x.name, n, "latency_us", (static_cast<double>(s[x.to]) - static_cast<double>(s[x.from])) / 1000.0,
+              "microseconds");
+    }
+  }
+  if (n == 0) return absl::InternalError("no complete stamps: is the package a build with -D RK_ASK_STAMPS?");
+  return absl::OkStatus();
+}
+
 // One K2K hop, timed on the GPU with %globaltimer: half of each round trip of
 // a rally between two actors on different workers. First, while no actor
 // system holds the SMs, its floor in the same process: two blocks
@@ -290,6 +354,7 @@ int Usage(const std::string& problem) {
                "rkbench: %s\n"
                "usage: rkbench --experiment NAME [--experiment NAME...] [options]\n"
                "  experiments: exp1 hop paths exp2 exp3 exp4 exp5 exp6 exp7 exp8 all | jit kernels (no GPU)\n"
+               "               | ask_stamps (with --package of a build with -D RK_ASK_STAMPS)\n"
                "  --trial N --warmup N --iterations N --csv FILE --device N --track-running 0|1\n"
                "  --package FILE               run this actorc build of handlers/bench.cu (same message\n"
                "                               types) instead of compiling it: another runtime build's\n"
@@ -403,7 +468,7 @@ int Main(int argc, char** argv) {
   if (o.experiments.empty()) o.experiments = {"exp1", "hop"};
 
   // The GPU experiments, in the order given, but exp8 and then exp7 last.
-  const std::vector<std::string> known = {"exp1", "hop", "paths", "exp2", "exp3", "exp4",
+  const std::vector<std::string> known = {"exp1", "hop", "ask_stamps", "paths", "exp2", "exp3", "exp4",
                                           "exp5", "exp6", "exp8", "exp7"};
   std::vector<std::string> gpu;
   bool jit = false, kernels = false;
@@ -413,7 +478,10 @@ int Main(int argc, char** argv) {
     } else if (e == "kernels") {
       kernels = true;
     } else if (e == "all") {
-      gpu.insert(gpu.end(), known.begin(), known.end());
+      // ask_stamps needs a measurement build of the program: not in "all".
+      for (const std::string& k : known) {
+        if (k != "ask_stamps") gpu.push_back(k);
+      }
     } else if (std::find(known.begin(), known.end(), e) != known.end()) {
       gpu.push_back(e);
     } else {
@@ -483,6 +551,7 @@ int Main(int argc, char** argv) {
     absl::Status s;
     if (e == "exp1") s = Exp1(**runtime, *program, rec, o);
     else if (e == "hop") s = K2kHop(**runtime, *program, rec, o);
+    else if (e == "ask_stamps") s = AskStamps(**runtime, *program, rec, o);
     else if (e == "paths") s = ExpPaths(bench);
     else if (e == "exp2") s = Exp2K2kThroughput(bench);
     else if (e == "exp3") s = Exp3Scaling(bench);

@@ -15,6 +15,8 @@
 #include "ringkernel/device/mailbox.h"
 #include "ringkernel/status_macros.h"
 #include "runtime/cooperative_launch.h"
+#include "runtime/cuda_driver.h"
+#include "runtime/cuda_status.h"
 #include "runtime/runtime_impl.h"
 #include "runtime/system_impl.h"
 
@@ -987,6 +989,18 @@ absl::Status SystemImpl::Send(ActorId to, uint32_t type_id, const void* bytes, s
     }
     CpuRelax();
   }
+}
+
+absl::Status SystemImpl::ReadDeviceGlobal(std::string_view name, void* dst, size_t bytes) {
+  if (!module_.has_value()) return absl::FailedPreconditionError("the system has no module loaded");
+  RK_ASSIGN_OR_RETURN(cuda::Module::Global g, module_->GetGlobal(absl::string_view(name.data(), name.size())));
+  if (g.bytes < bytes) {
+    return Invalid(absl::StrCat("'", std::string(name), "' is ", g.bytes, " bytes; asked for ", bytes));
+  }
+  RK_RETURN_IF_ERROR(runtime_->context().MakeCurrent());
+  RK_ASSIGN_OR_RETURN(const cuda::DriverApi* cu, cuda::Driver());
+  RK_CU_RETURN_IF_ERROR(cu->cuMemcpyDtoH(dst, g.address, bytes), "cuMemcpyDtoH(", std::string(name), ")");
+  return absl::OkStatus();
 }
 
 void SystemImpl::RunPauseHook() {

@@ -33,6 +33,11 @@ struct SystemAccess {
   static void PauseNextRecordMidway(System& system, std::function<void()> pause) {
     system.impl_->PauseNextRecordMidway(std::move(pause));
   }
+  // Copies `bytes` of the program's __device__ variable `name` into `dst`:
+  // how rkbench reads what a measurement build recorded on the GPU.
+  static absl::Status ReadDeviceGlobal(System& system, std::string_view name, void* dst, size_t bytes) {
+    return system.impl_->ReadDeviceGlobal(name, dst, bytes);
+  }
   // The worker whose ring carries the host's messages to `id`.
   static uint32_t WorkerOf(const System& system, ActorId id) { return system.impl_->WorkerOf(id); }
   // Whether Sends are admitted: false once Stop has begun (or a fault).

@@ -63,6 +63,9 @@ class SystemImpl {
     pause_mid_record_ = std::move(pause);
     pause_mid_record_armed_.store(true);
   }
+  // Copies `bytes` of the program's __device__ variable `name` (a
+  // measurement build's stamps) into `dst`.
+  absl::Status ReadDeviceGlobal(std::string_view name, void* dst, size_t bytes);
   uint32_t WorkerOf(ActorId id) const {
     return static_cast<uint32_t>(actor_place_[id.value].load(std::memory_order_relaxed));
   }

@@ -134,6 +134,28 @@ TEST_P(HandlersBuildTest, BuildsForSm89AndSm90) {
   }
 }
 
+// The measurement build rkbench's ask_stamps experiment runs (the device
+// runtime stamps each step of a host request): it compiles, and its cubin
+// has the table the experiment reads, under its unmangled name.
+TEST(AskStampsBuildTest, TheBenchProgramBuildsWithStampsAndExportsTheirTable) {
+  Builder::Options o;
+  o.use_cache = false;
+  absl::StatusOr<Builder> builder = Builder::Create(o);
+  ASSERT_TRUE(builder.ok()) << builder.status();
+  BuildOptions b;
+  b.archs = {"sm_90"};
+  b.defines = {"RK_ASK_STAMPS=1"};
+  std::vector<Diagnostic> diags;
+  absl::StatusOr<BuildResult> r =
+      builder->BuildFiles({::rk::testing::SourceDir() + "/handlers/bench.cu"}, b, &diags);
+  ASSERT_TRUE(r.ok()) << r.status() << FormatDiagnostics(diags);
+  bool found = false;
+  for (const ArchImage& img : r->package.images) {
+    if (img.kind == ImageKind::kCubin) found = img.bytes.find("rk_ask_stamps") != std::string::npos;
+  }
+  EXPECT_TRUE(found) << "no rk_ask_stamps in the sm_90 cubin";
+}
+
 INSTANTIATE_TEST_SUITE_P(Handlers, HandlersBuildTest,
                          ::testing::Values("bank.cu", "pingpong.cu", "reduce.cu", "bench.cu", "compile_bench.cu"),
                          [](const ::testing::TestParamInfo<std::string>& info) {

@@ -3,7 +3,10 @@
 // The low-latency rings between host and GPU (include/ringkernel/device/
 // ll_ring.h) driven by host threads under ThreadSanitizer: producer threads
 // reserve with LlTryReserve (shared tail, shared cached head) and write
-// records with LlWriteRecord; one consumer thread reads them with
+// records with LlWriteRecord — or, as a worker block's threads reserve in
+// its ring to the host, first without reading the consumer's head
+// (LlTryReserveUnits<CtaScope> with no head: a handler's reply) and then
+// with it; one consumer thread reads them with
 // LlTryReadRecord and gives slots back with LlRelease — the same code the
 // host runtime and the kernel run on each side of both rings.
 //
@@ -33,8 +36,12 @@ namespace {
 // mapped memory), with the producers' tail and cached head beside it.
 class TestRing {
  public:
-  TestRing(u32 capacity_log2, u32 max_payload, u64 start)
-      : capacity_log2_(capacity_log2), max_payload_(max_payload), slot_words_(LlSlotWords(max_payload)) {
+  // `worker_path`: reserve as the GPU's worker threads do (see TryReserve).
+  TestRing(u32 capacity_log2, u32 max_payload, u64 start, bool worker_path = false)
+      : capacity_log2_(capacity_log2),
+        max_payload_(max_payload),
+        slot_words_(LlSlotWords(max_payload)),
+        worker_path_(worker_path) {
     bytes_ = LlRingBytes(capacity_log2, slot_words_);
     const size_t rounded = AlignUp(bytes_, kLineBytes);
     memory_ = static_cast<u8*>(std::aligned_alloc(kLineBytes, rounded));
@@ -59,8 +66,23 @@ class TestRing {
   u64 capacity() const { return u64{1} << capacity_log2_; }
   u64 bytes() const { return bytes_; }
 
+  // The host's producers: one call that reads the consumer's head when the
+  // cache says the ring is full. A worker's threads: the reply's inlined
+  // attempt, which never reads the head, then the out-of-line one, which does.
   bool TryReserve(u64* pos) {
-    return LlTryReserve(&tail_.value, &cached_head_.value, &header_->head.value, capacity_log2_, pos);
+    if (!worker_path_) {
+      return LlTryReserve(&tail_.value, &cached_head_.value, &header_->head.value, capacity_log2_, pos);
+    }
+    u32 skip = 0;
+    if (LlTryReserveUnits<CtaScope>(&tail_.value, &cached_head_.value, nullptr, capacity_log2_, 1, pos, &skip)) {
+      return skip == 0;
+    }
+    return LlTryReserve<CtaScope>(&tail_.value, &cached_head_.value, &header_->head.value, capacity_log2_, pos);
+  }
+  // The inlined attempt alone.
+  bool TryReserveCachedOnly(u64* pos) {
+    u32 skip = 0;
+    return LlTryReserveUnits<CtaScope>(&tail_.value, &cached_head_.value, nullptr, capacity_log2_, 1, pos, &skip);
   }
   LlReadResult TryRead(u64 pos, LlHeader* h, void* payload) const {
     return LlTryReadRecord(Slot(pos), Flag(pos), max_payload_, h, payload);
@@ -75,6 +97,7 @@ class TestRing {
   u32 capacity_log2_;
   u32 max_payload_;
   u32 slot_words_;
+  bool worker_path_;
   u64 bytes_ = 0;
   u8* memory_ = nullptr;
   LlRingHeader* header_ = nullptr;
@@ -247,10 +270,11 @@ struct StressConfig {
   u32 producers;
   u64 per_producer;
   u32 batch;
+  bool worker_path = false;
 };
 
 void RunStress(const StressConfig& c) {
-  TestRing ring(c.capacity_log2, c.max_payload, c.start);
+  TestRing ring(c.capacity_log2, c.max_payload, c.start, c.worker_path);
   const u64 total = c.producers * c.per_producer;
   Watchdog watchdog;
   std::vector<ProducerStats> producer_stats(c.producers);
@@ -568,6 +592,49 @@ TEST(LlRingTest, LapFlagsWrap) {
 
 TEST(LlRingTest, TinyRingUnderHeavyContention) {
   RunStress({.capacity_log2 = 0, .max_payload = 13, .start = 9, .producers = 6, .per_producer = 1500, .batch = 1});
+}
+
+// The worker's path: the cached-only attempt, then the one that reads head.
+TEST(LlRingTest, ManyProducersOneConsumerReservingAsWorkerThreads) {
+  RunStress({.capacity_log2 = 5,
+             .max_payload = 61,
+             .start = 0,
+             .producers = 6,
+             .per_producer = 8000,
+             .batch = 4,
+             .worker_path = true});
+}
+
+TEST(LlRingTest, TinyRingReservedAsWorkerThreadsUnderHeavyContention) {
+  RunStress({.capacity_log2 = 1,
+             .max_payload = 13,
+             .start = ~u64{0} - 20,
+             .producers = 6,
+             .per_producer = 1500,
+             .batch = 1,
+             .worker_path = true});
+}
+
+// Without the consumer's head the attempt is refused once the cache says
+// full, and takes nothing; with it, the released room is found.
+TEST(LlRingTest, CachedOnlyReservationNeverReadsTheConsumersHead) {
+  TestRing ring(2, 8, 0, /*worker_path=*/true);  // 4 slots
+  u64 pos = 0;
+  for (u64 i = 0; i < 4; ++i) {
+    ASSERT_TRUE(ring.TryReserveCachedOnly(&pos)) << i;
+    EXPECT_EQ(pos, i);
+    WriteRecord(ring, pos, 0, i, 4, 0);
+  }
+  ring.Release(2);  // the consumer read two records
+  EXPECT_FALSE(ring.TryReserveCachedOnly(&pos));
+  EXPECT_EQ(ring.tail(), 4u);
+  EXPECT_EQ(ring.cached_head(), 0u);
+  ASSERT_TRUE(ring.TryReserve(&pos));  // reads head (2), refreshes the cache
+  EXPECT_EQ(pos, 4u);
+  EXPECT_EQ(ring.cached_head(), 2u);
+  ASSERT_TRUE(ring.TryReserveCachedOnly(&pos));  // fits by the refreshed cache
+  EXPECT_EQ(pos, 5u);
+  EXPECT_FALSE(ring.TryReserveCachedOnly(&pos));
 }
 
 // Flags are the lap number modulo 2^31 and a record rewrites only the words

@@ -81,6 +81,38 @@ RK_DEVICE RK_FORCEINLINE void FenceGpu() { asm volatile("fence.acq_rel.gpu;" :::
 // waiting for this thread's own earlier stores, as fence.acq_rel would.
 RK_DEVICE RK_FORCEINLINE void FenceAcquireGpu() { asm volatile("fence.acquire.gpu;" ::: "memory"); }
 
+// Block scope, for counters in a worker block's shared memory that only its
+// own threads touch (`p` must point into shared memory): shared-memory
+// instructions, and an acquire that needs no invalidation of the L1, which
+// a Gpu-scope acquire does.
+RK_DEVICE RK_FORCEINLINE u32 SharedAddress(const void* p) { return static_cast<u32>(__cvta_generic_to_shared(p)); }
+RK_DEVICE RK_FORCEINLINE u64 LoadRelaxedCta(const u64* p) {
+  u64 v;
+  asm volatile("ld.relaxed.cta.shared.u64 %0, [%1];" : "=l"(v) : "r"(SharedAddress(p)) : "memory");
+  return v;
+}
+RK_DEVICE RK_FORCEINLINE u64 LoadAcquireCta(const u64* p) {
+  u64 v;
+  asm volatile("ld.acquire.cta.shared.u64 %0, [%1];" : "=l"(v) : "r"(SharedAddress(p)) : "memory");
+  return v;
+}
+RK_DEVICE RK_FORCEINLINE u64 CompareExchangeCta(u64* p, u64 expected, u64 desired) {
+  u64 old;
+  asm volatile("atom.relaxed.cta.shared.cas.b64 %0, [%1], %2, %3;"
+               : "=l"(old)
+               : "r"(SharedAddress(p)), "l"(expected), "l"(desired)
+               : "memory");
+  return old;
+}
+RK_DEVICE RK_FORCEINLINE u64 CompareExchangeAcqRelCta(u64* p, u64 expected, u64 desired) {
+  u64 old;
+  asm volatile("atom.acq_rel.cta.shared.cas.b64 %0, [%1], %2, %3;"
+               : "=l"(old)
+               : "r"(SharedAddress(p)), "l"(expected), "l"(desired)
+               : "memory");
+  return old;
+}
+
 RK_DEVICE RK_FORCEINLINE u64 LoadRelaxedSys(const u64* p) {
   u64 v;
   asm volatile("ld.relaxed.sys.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
@@ -129,6 +161,17 @@ RK_FORCEINLINE u64 CompareExchangeAcqRelGpu(u64* p, u64 expected, u64 desired) {
 RK_FORCEINLINE void FenceGpu() { __atomic_thread_fence(__ATOMIC_ACQ_REL); }
 RK_FORCEINLINE void FenceAcquireGpu() { __atomic_thread_fence(__ATOMIC_ACQUIRE); }
 
+RK_FORCEINLINE u64 LoadRelaxedCta(const u64* p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
+RK_FORCEINLINE u64 LoadAcquireCta(const u64* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+RK_FORCEINLINE u64 CompareExchangeCta(u64* p, u64 expected, u64 desired) {
+  __atomic_compare_exchange_n(p, &expected, desired, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+  return expected;
+}
+RK_FORCEINLINE u64 CompareExchangeAcqRelCta(u64* p, u64 expected, u64 desired) {
+  __atomic_compare_exchange_n(p, &expected, desired, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+  return expected;
+}
+
 RK_FORCEINLINE u64 LoadRelaxedSys(const u64* p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
 RK_FORCEINLINE u64 LoadAcquireSys(const u64* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
 RK_FORCEINLINE void LoadRelaxedSysPair(const u64* p, u64* a, u64* b) {
@@ -144,6 +187,28 @@ RK_FORCEINLINE void StoreReleaseSys(u64* p, u64 v) { __atomic_store_n(p, v, __AT
 RK_FORCEINLINE void FenceSys() { __atomic_thread_fence(__ATOMIC_ACQ_REL); }
 
 #endif
+
+// The scope of a ring's producer counters, for the algorithms that take it
+// as a parameter (ll_ring.h): GpuScope where producers are any GPU threads
+// or host threads, CtaScope where they are the threads of one block and the
+// counters live in its shared memory (on the host, where the tests drive
+// the algorithms, the two are the same).
+struct GpuScope {
+  static RK_HOST_DEVICE RK_FORCEINLINE u64 LoadRelaxed(const u64* p) { return LoadRelaxedGpu(p); }
+  static RK_HOST_DEVICE RK_FORCEINLINE u64 LoadAcquire(const u64* p) { return LoadAcquireGpu(p); }
+  static RK_HOST_DEVICE RK_FORCEINLINE u64 Cas(u64* p, u64 e, u64 d) { return CompareExchangeGpu(p, e, d); }
+  static RK_HOST_DEVICE RK_FORCEINLINE u64 CasAcqRel(u64* p, u64 e, u64 d) {
+    return CompareExchangeAcqRelGpu(p, e, d);
+  }
+};
+struct CtaScope {
+  static RK_HOST_DEVICE RK_FORCEINLINE u64 LoadRelaxed(const u64* p) { return LoadRelaxedCta(p); }
+  static RK_HOST_DEVICE RK_FORCEINLINE u64 LoadAcquire(const u64* p) { return LoadAcquireCta(p); }
+  static RK_HOST_DEVICE RK_FORCEINLINE u64 Cas(u64* p, u64 e, u64 d) { return CompareExchangeCta(p, e, d); }
+  static RK_HOST_DEVICE RK_FORCEINLINE u64 CasAcqRel(u64* p, u64 e, u64 d) {
+    return CompareExchangeAcqRelCta(p, e, d);
+  }
+};
 
 // A 64-bit index alone on its cache line: one writer, any number of readers.
 struct alignas(kLineBytes) PaddedIndex {

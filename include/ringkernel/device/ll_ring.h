@@ -99,40 +99,46 @@ RK_HOST_DEVICE constexpr u32 LlSkipBefore(u64 pos, u32 units, u32 capacity_log2)
 // the skip to the ring's end that this takes, if any, with one
 // compare-and-swap. `tail` is the producers' shared counter and
 // `cached_head` their shared copy of the consumer's `head` (both in the
-// producers' memory); `head` is the consumer's published index, read across
-// the bus only when the cached copy says the ring is full.
+// producers' memory, accessed at `Scope`: GpuScope, or CtaScope where the
+// producers are one block's threads and the counters are in its shared
+// memory); `head` is the consumer's published index, read across the bus
+// only when the cached copy says the ring is full — or never, when `head` is
+// null: then a ring the cache says is full is refused at once (the caller's
+// fast path, which retries with `head` given).
 // On success *pos is the first reserved unit and *skip how many of them are
 // padding (the record starts at *pos + *skip). Returns false when the ring
 // lacks room for both. `units` must be at most half the capacity.
+template <class Scope = GpuScope>
 RK_HOST_DEVICE inline bool LlTryReserveUnits(u64* tail, u64* cached_head, const u64* head, u32 capacity_log2,
                                              u32 units, u64* pos, u32* skip) {
   const u64 capacity = u64{1} << capacity_log2;
-  u64 t = LoadRelaxedGpu(tail);
-  u64 h = LoadAcquireGpu(cached_head);
+  u64 t = Scope::LoadRelaxed(tail);
+  u64 h = Scope::LoadAcquire(cached_head);
   for (;;) {
     if (static_cast<i64>(t - h) < 0) {  // `t` older than the cached head
-      t = LoadRelaxedGpu(tail);
+      t = Scope::LoadRelaxed(tail);
       continue;
     }
     const u32 pad = LlSkipBefore(t, units, capacity_log2);
     const u64 need = u64{pad} + units;
     if (t - h + need > capacity) {
+      if (head == nullptr) return false;
       // Acquire pairs with the consumer's release: it has finished reading
       // the slots before we overwrite them.
       const u64 fresh = LoadAcquireSys(head);
       if (fresh == h) return false;
-      // Keep the cache monotonic; a release store so that other producers
-      // that acquire it inherit our synchronisation with the consumer.
+      // Keep the cache monotonic; a release so that other producers that
+      // acquire it inherit our synchronisation with the consumer.
       u64 seen = h;
       while (static_cast<i64>(fresh - seen) > 0) {
-        const u64 prev = CompareExchangeAcqRelGpu(cached_head, seen, fresh);
+        const u64 prev = Scope::CasAcqRel(cached_head, seen, fresh);
         if (prev == seen) break;
         seen = prev;
       }
       h = fresh;
       continue;
     }
-    const u64 seen = CompareExchangeGpu(tail, t, t + need);
+    const u64 seen = Scope::Cas(tail, t, t + need);
     if (seen == t) {
       *pos = t;
       *skip = pad;
@@ -144,9 +150,10 @@ RK_HOST_DEVICE inline bool LlTryReserveUnits(u64* tail, u64* cached_head, const 
 
 // Reserves one position of a ring of fixed slots (a single position never
 // needs a skip). Returns false when the ring is full.
+template <class Scope = GpuScope>
 RK_HOST_DEVICE inline bool LlTryReserve(u64* tail, u64* cached_head, const u64* head, u32 capacity_log2, u64* pos) {
   u32 skip;
-  return LlTryReserveUnits(tail, cached_head, head, capacity_log2, 1, pos, &skip);
+  return LlTryReserveUnits<Scope>(tail, cached_head, head, capacity_log2, 1, pos, &skip);
 }
 
 // The header as data words, field by field (no type punning).

@@ -45,6 +45,44 @@ __device__ __forceinline__ u64 GlobalTimerNs() {
 
 __device__ __forceinline__ u32 LaneId() { return threadIdx.x & 31; }
 
+// A measurement build (`actorc build -D RK_ASK_STAMPS`) stamps the steps of
+// each host request (a message with a correlation) with %globaltimer into
+// rk_ask_stamps, 16 stamps for each of the last 4096 correlations; rkbench's
+// ask_stamps experiment reads them after Stop. Compiled out otherwise.
+enum AskStamp : u32 {
+  kStampPollBegan = 0,  // the poll that found the record began
+  kStampHandedOver = 1,  // the poller published the hand-over entry
+  kStampTaken = 2,       // the owner copied the entry out
+  kStampHandlerIn = 3,   // the handler begins
+  kStampHandlerOut = 4,  // the handler returned (its reply's stores issued)
+  kStampReleased = 5,    // the owner freed the entry
+  kStampHeaderIn = 6,    // the poller found the record's header whole (its read returned)
+  kStampOutEnter = 7,    // the reply's write to the host ring begins
+  kStampOutReserved = 8,  // ... its position is reserved
+  kStampRecordIn = 9,     // the poller found the whole record in its window
+  kStampChecked = 10,     // ... and checked the hand-over ring (lane 0)
+  kStampPut = 11,         // ... and copied the record into the entry
+  kStampCallIn = 12,      // RunThreadHandler begins
+  kStampDirectSeen = 13,  // the owner found the hand-over ring non-empty
+  kAskStamps = 16,
+};
+#ifdef RK_ASK_STAMPS
+}  // namespace detail
+}  // namespace rk
+extern "C" __device__ unsigned long long rk_ask_stamps[4096 * 16];
+__device__ unsigned long long rk_ask_stamps[4096 * 16];
+namespace rk {
+namespace detail {
+#define RK_ASK_STAMP(correlation, step, t)                                                            \
+  do {                                                                                               \
+    if ((correlation) != 0) rk_ask_stamps[((correlation) & 4095) * ::rk::detail::kAskStamps + (step)] = (t); \
+  } while (0)
+#else
+#define RK_ASK_STAMP(correlation, step, t) \
+  do {                                     \
+  } while (0)
+#endif
+
 // What a sender needs of a receiver, read with two 16-byte loads (one trip to
 // memory). Relaxed: an actor id reaches a sender only through messages sent
 // after the receiver's spawn was acknowledged, which orders the spawn first.

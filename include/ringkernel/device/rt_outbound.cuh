@@ -39,10 +39,15 @@ struct OutRing {
   u32 log2;
 };
 
-// The producer side of a worker's ring, in its block's shared memory.
+// The producer side of a worker's ring, in its block's shared memory: the
+// counters, and the ring's geometry (set when the worker starts), which a
+// handler's send to the host reads from there rather than from the params.
 struct OutboundCursor {
   u64 tail;
   u64 cached_head;
+  u64* slots;
+  u32 log2;
+  u32 slot_words;
 };
 
 __device__ __forceinline__ OutRing WorkerOutRing(const SystemParams* sys, u32 worker, OutboundCursor* c) {
@@ -69,6 +74,53 @@ __device__ __forceinline__ LlHeader OutboundHeader(OutboundKind kind, u32 reason
   return h;
 }
 
+// Payloads up to this size go to the host from registers (a handler's
+// send or reply to the host, inlined at the send site).
+constexpr u32 kOutTypedMaxBytes = 64;
+
+// A handler's record to the host, inlined: reserves a position with the
+// block's counters (CtaScope) while the cached head says there is room, and
+// stores the record's LL words from registers — the header, and a payload
+// of kSize bytes loaded at fixed offsets. Returns false, having written
+// nothing, when the cache says the ring is full: the caller then takes the
+// out-of-line path, which reads the host's head.
+template <u32 kSize, u32 kAlign>
+__device__ __forceinline__ bool OutboundTryWriteTyped(OutboundCursor* c, const LlHeader& h, const void* payload) {
+  u64 pos;
+  u32 skip;
+  RK_ASK_STAMP(h.correlation, kStampOutEnter, GlobalTimerNs());
+  if (!LlTryReserveUnits<CtaScope>(&c->tail, &c->cached_head, nullptr, c->log2, 1, &pos, &skip)) return false;
+  RK_ASK_STAMP(h.correlation, kStampOutReserved, GlobalTimerNs());
+  u64* slot = LlSlot(c->slots, c->slot_words, c->log2, pos);
+  const u32 flag = LlFlag(pos, c->log2);
+  constexpr u32 kWords = (kSize + 3) / 4;
+  u32 w[kLlHeaderWords + kWords + 1] = {};
+  LlHeaderToWords(h, w);
+  u32* p = w + kLlHeaderWords;
+  if (kAlign >= 8) {
+    const u64* from = static_cast<const u64*>(payload);
+#pragma unroll
+    for (u32 i = 0; i + 1 <= kSize / 8; ++i) {
+      const u64 v = from[i];
+      p[2 * i] = static_cast<u32>(v);
+      p[2 * i + 1] = static_cast<u32>(v >> 32);
+    }
+  } else if (kAlign >= 4) {
+    const u32* from = static_cast<const u32*>(payload);
+#pragma unroll
+    for (u32 i = 0; i + 1 <= kSize / 4; ++i) p[i] = from[i];
+  } else {
+    memcpy(p, payload, kSize);
+  }
+  // Pairs of words; a record of an odd number of words ends with one store
+  // (the slot's next word may not exist for the largest message).
+  constexpr u32 kTotal = kLlHeaderWords + kWords;
+#pragma unroll
+  for (u32 i = 0; i + 1 < kTotal; i += 2) StoreRelaxedSysPair(slot + i, LlWord(w[i], flag), LlWord(w[i + 1], flag));
+  if (kTotal % 2 != 0) StoreRelaxedSys(slot + kTotal - 1, LlWord(w[kTotal - 1], flag));
+  return true;
+}
+
 // How long a dead letter or failure record waits for room after the kernel
 // began to halt (the host drains while Stop waits for the halt), and the
 // longest sleep between looks at the host's head while it waits.
@@ -80,10 +132,12 @@ constexpr u32 kReportWaitMaxSleepNs = 8192;
 __device__ __noinline__ SendStatus WriteOutbound(const SystemParams* sys, const OutRing& r, const LlHeader& h,
                                                  const void* payload, unsigned long long* full_count) {
   u64 pos;
-  if (!LlTryReserve(r.tail, r.cached, &r.ring->head.value, r.log2, &pos)) {
+  RK_ASK_STAMP(h.correlation, kStampOutEnter, GlobalTimerNs());
+  if (!LlTryReserve<CtaScope>(r.tail, r.cached, &r.ring->head.value, r.log2, &pos)) {
     atomicAdd(full_count, 1ull);
     return SendStatus::kFull;
   }
+  RK_ASK_STAMP(h.correlation, kStampOutReserved, GlobalTimerNs());
   LlWriteRecord(LlSlot(r.slots, sys->slot_words, r.log2, pos), LlFlag(pos, r.log2), h, payload);
   return SendStatus::kOk;
 }
@@ -97,7 +151,7 @@ __device__ __noinline__ SendStatus WriteOutbound(const SystemParams* sys, const 
 __device__ __noinline__ bool ReserveReport(const SystemParams* sys, const OutRing& r, u64* pos) {
   u32 sleep_ns = 32;
   u64 halting_since = 0;
-  while (!LlTryReserve(r.tail, r.cached, &r.ring->head.value, r.log2, pos)) {
+  while (!LlTryReserve<CtaScope>(r.tail, r.cached, &r.ring->head.value, r.log2, pos)) {
     if (LoadRelaxedGpu(&sys->shared->run.value) >= static_cast<u64>(KernelState::kHalting)) {
       const u64 now = GlobalTimerNs();
       if (halting_since == 0) {

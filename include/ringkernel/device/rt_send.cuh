@@ -154,6 +154,23 @@ __device__ __forceinline__ SendStatus SendToHostFromActor(CtxData& d, u32 type, 
   return s;
 }
 
+// A reply to the host (an Ask's answer) of kSize bytes: a small one is
+// written from registers at the reply site while the ring has room by the
+// block's cached head (OutboundTryWriteTyped); anything else, and other
+// sends to the host, go out of line (SendToHostRing: code size counts, and
+// the reply is what an Ask waits for).
+template <u32 kSize, u32 kAlign>
+__device__ __forceinline__ SendStatus SendToHostTyped(CtxData& d, u32 type, const void* payload, u64 correlation) {
+  if (kSize <= kOutTypedMaxBytes) {
+    const LlHeader h = OutboundHeader(OutboundKind::kMessage, 0, type, kSize, d.self, 0, correlation, d.hlc);
+    if (OutboundTryWriteTyped<kSize, kAlign>(static_cast<OutboundCursor*>(d.outbound), h, payload)) {
+      ++d.sent;
+      return SendStatus::kOk;
+    }
+  }
+  return SendToHostFromActor(d, type, payload, kSize, correlation);
+}
+
 template <u32 kSize, u32 kAlign>
 __device__ __forceinline__ SendStatus SendBytes(Ctx& ctx, ActorId to, u32 type, const void* payload) {
   if (to.is_host()) return SendToHostFromActor(ctx.d_, type, payload, kSize, 0);
@@ -175,7 +192,7 @@ __device__ __forceinline__ SendStatus SendRouteBytes(Ctx& ctx, u64 route_hash, u
 template <u32 kSize, u32 kAlign>
 __device__ __forceinline__ SendStatus ReplyBytes(Ctx& ctx, u32 type, const void* payload) {
   CtxData& d = ctx.d_;
-  if (d.sender == kHostActorValue) return SendToHostFromActor(d, type, payload, kSize, d.correlation);
+  if (d.sender == kHostActorValue) return SendToHostTyped<kSize, kAlign>(d, type, payload, d.correlation);
   return SendToActor<kSize, kAlign>(d, d.sender, type, payload, d.correlation, d.self);
 }
 

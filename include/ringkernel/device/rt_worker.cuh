@@ -68,7 +68,6 @@ struct OwnedActor {
   u32 failed;
   u32 hot;           // polls left with a wide load (a message came recently)
   u32 quiet;         // polls in a row that found the mailbox empty
-  u32 host_recent;   // polls left during which it does not spin (a host hand-over came recently)
   u64 head;          // next position to take
   u64 released;      // the head producers were last given
   u64 hlc;
@@ -94,7 +93,6 @@ __device__ __forceinline__ OwnedActor LoadOwned(const SystemParams* sys, u32 ind
   o.released = o.head;
   o.hot = 0;
   o.quiet = 0;
-  o.host_recent = 0;
   o.hlc = o.slot->hlc;
   o.handled = o.slot->handled;
   o.dead_lettered = o.slot->dead_lettered;
@@ -163,22 +161,30 @@ __device__ __forceinline__ u32 OwnerCount() { return blockDim.x - kFirstOwner; }
 constexpr u32 kDirectSlots = 32;
 constexpr u32 kDirectDepth = 4;
 constexpr u32 kDirectWords = 30;  // 120 payload bytes
-struct DirectEntry {
+struct alignas(8) DirectEntry {
   u32 size;
   u32 msg_type;
   unsigned long long correlation;
   unsigned long long hlc;
   u32 payload[kDirectWords];
 };
+RK_ASSERT_OFFSET(DirectEntry, payload, 24);  // 8-byte aligned: read in pairs
+static_assert(kDirectWords % 2 == 0, "the payload is read in pairs");
 struct DirectSlot {
   u32 head;     // entries taken (the owner advances it)
   u32 tail;     // entries written (the poller advances it)
   u32 pending;  // this actor's host messages forwarded to its mailbox, not yet taken
   u32 actor;    // the owner's actor index + 1 once it has loaded it; 0 before
-  u32 type;     // its actor type
+  u32 actor_type;  // its actor type
   u32 failed;   // 1 once it failed (its messages go the reporting way)
   DirectEntry e[kDirectDepth];
 };
+// SlotGetPair reads these fields in pairs.
+RK_ASSERT_OFFSET(DirectSlot, tail, 4);
+RK_ASSERT_OFFSET(DirectSlot, pending, 8);
+RK_ASSERT_OFFSET(DirectSlot, actor, 12);
+RK_ASSERT_OFFSET(DirectSlot, actor_type, 16);
+RK_ASSERT_OFFSET(DirectSlot, failed, 20);
 
 __device__ __forceinline__ u32 SlotGet(u32* p) { return atomicOr(p, 0u); }
 __device__ __forceinline__ void SlotSet(u32* p, u32 v) { atomicExch(p, v); }
@@ -186,6 +192,11 @@ __device__ __forceinline__ void SlotSet(u32* p, u32 v) { atomicExch(p, v); }
 // atomic (a 64-bit atomicOr is a compare-and-swap loop).
 __device__ __forceinline__ u64 SlotGet64(unsigned long long* p) { return atomicCAS(p, 0ull, 0ull); }
 __device__ __forceinline__ void SlotSet64(unsigned long long* p, u64 v) { atomicExch(p, v); }
+// Two neighbouring 32-bit fields (the first 8-byte aligned) in one 64-bit
+// read: the first in the low half.
+__device__ __forceinline__ u64 SlotGetPair(u32* p) {
+  return atomicCAS(reinterpret_cast<unsigned long long*>(p), 0ull, 0ull);
+}
 
 // Fills a Ctx for one invocation (the send cache copied in).
 __device__ __forceinline__ void FillCtx(CtxData& d, const SystemParams* sys, ActorSlot* slot, u8* scratch,
@@ -237,10 +248,13 @@ __device__ __noinline__ HandlerOutcome RunThreadHandler(const SystemParams* sys,
                                                         SendCache* sends, ActorSlot* slot, void* state,
                                                         u32 actor_type, u32 self, u32 msg_type, u32 sender,
                                                         u64 correlation, u64 hlc, const void* payload) {
+  RK_ASK_STAMP(correlation, kStampCallIn, GlobalTimerNs());
   Ctx ctx;
   CtxData& d = ctx.d_;
   FillCtx(d, sys, slot, nullptr, out, *sends, correlation, hlc, self, sender, worker, 0);
+  RK_ASK_STAMP(correlation, kStampHandlerIn, GlobalTimerNs());
   DispatchThread(actor_type, state, msg_type, payload, ctx);
+  RK_ASK_STAMP(correlation, kStampHandlerOut, GlobalTimerNs());
   *sends = d.cache;
   return OutcomeOf(d);
 }
@@ -303,9 +317,10 @@ __device__ u32 ServeMailbox(WorkerThread& w, OwnedActor& o, DirectSlot* direct, 
     if (!MailboxTryTake(slot, o.inline_words, flag, o.hot != 0, &r, w.buf)) {
       // A hot resident actor polls again at once, up to kHotSpinPolls
       // times, rather than go round the worker loop first (a message that
-      // lands meanwhile waits one poll, not one loop) — but not while host
-      // messages come to it: its hand-overs are taken after this returns.
-      if (resident && n == 0 && o.hot != 0 && o.host_recent == 0 && spins < kHotSpinPolls) {
+      // lands meanwhile waits one poll, not one loop) — until a host message
+      // is handed over to it: that is taken once this returns.
+      if (resident && n == 0 && o.hot != 0 && spins < kHotSpinPolls &&
+          (direct == nullptr || SlotGet(&direct->tail) == SlotGet(&direct->head))) {
         ++spins;
         continue;
       }
@@ -330,7 +345,6 @@ __device__ u32 ServeMailbox(WorkerThread& w, OwnedActor& o, DirectSlot* direct, 
     o.quiet = 0;
   } else {
     if (o.hot != 0) --o.hot;
-    if (o.host_recent != 0) --o.host_recent;
     ++o.quiet;
   }
   // Consumed slots go back to producers when the actor is dropped from
@@ -361,7 +375,8 @@ struct HostRing {
   u32 log2;  // capacity in units of kLlUnitWords words
   u64 head;  // units
   u64 released;
-  u64 last_record_ns;  // when a record last came (the window stays wide for idle_spin_ns)
+  u64 last_record_ns;  // when a record last came
+  u32 took_last;       // the last poll took records: read the wide window (a backlog may follow)
   u64 full_since_ns;   // when forwarding the head record first found its mailbox full (0: not)
   u32 broken;          // a corrupt record was seen: no more host input
 };
@@ -533,7 +548,10 @@ __device__ u32 ServeHostRing(WorkerThread& w, HostRing& ring, DirectSlot* slots,
   const SystemParams* sys = w.sys;
   const u32 lane = LaneId();
   if (ring.broken) return 0;
-  const bool wide = now - ring.last_record_ns < sys->idle_spin_ns;
+  // Wide (2 KiB) while records keep coming, so that a backlog is taken
+  // several records per trip over the bus; otherwise the first 256 bytes,
+  // which come back sooner and hold a small record whole.
+  const bool wide = ring.took_last != 0;
   Window win;
   if (wide) {
     LoadWindow(ring, &win);
@@ -562,9 +580,31 @@ __device__ u32 ServeHostRing(WorkerThread& w, HostRing& ring, DirectSlot* slots,
   // `base`: the window word where the record at unit head + units starts.
   for (u32 base = 0; base + kLlHeaderWords <= kWindowWords; base = units * kLlUnitWords) {
     if (!WindowComplete(ring, win, base, base + kLlHeaderWords)) break;
+#ifdef RK_ASK_STAMPS
+    const u64 header_in = GlobalTimerNs();
+#endif
+    // A record starts at a unit (16 words), so its header lies in one
+    // 64-word row of the window: each lane picks its pair of that row once.
     u32 hw[kLlHeaderWords];
+    {
+      const u32 row = base / 64;
+      u64 mine0 = 0, mine1 = 0;
 #pragma unroll
-    for (u32 x = 0; x < kLlHeaderWords; ++x) hw[x] = LlData(WindowWord(win, base + x));
+      for (u32 k = 0; k < kWindowLoads; ++k) {
+        if (k == row) {
+          mine0 = win.v[k][0];
+          mine1 = win.v[k][1];
+        }
+      }
+      const u32 first = (base & 63) / 2;
+#pragma unroll
+      for (u32 x = 0; x < kLlHeaderWords; x += 2) {
+        hw[x] = LlData(__shfl_sync(0xFFFFFFFFu, mine0, first + x / 2));
+        hw[x + 1] = LlData(__shfl_sync(0xFFFFFFFFu, mine1, first + x / 2));
+      }
+    }
+    static_assert(kLlUnitWords % 2 == 0 && 64 % kLlUnitWords == 0 && kLlHeaderWords <= kLlUnitWords,
+                  "a header lies in one row of the window, starting at an even word");
     const LlHeader h = LlHeaderFromWords(hw);
     const u64 rpos = ring.head + units;
     u64* rslot = const_cast<u64*>(LlSlot(ring.slots, kLlUnitWords, ring.log2, rpos));
@@ -587,6 +627,10 @@ __device__ u32 ServeHostRing(WorkerThread& w, HostRing& ring, DirectSlot* slots,
     const u32 record_words = kLlHeaderWords + (h.size + 3) / 4;
     const u32 in_window = base + record_words <= kWindowWords ? record_words : kWindowWords - base;
     if (!WindowComplete(ring, win, base, base + in_window)) break;
+#ifdef RK_ASK_STAMPS
+    const u64 record_in = GlobalTimerNs();
+    u64 checked = 0;
+#endif
     // One of the first actors: hand a small thread-handler message over in
     // shared memory while none of its host messages wait in its mailbox and
     // its ring has room; forward past the ring only once it is empty, so
@@ -602,12 +646,16 @@ __device__ u32 ServeHostRing(WorkerThread& w, HostRing& ring, DirectSlot* slots,
     if (slot != nullptr) {
       u32 head = 0, pending = 0, actor = 0, type = 0, failed = 0, eligible = 0, ok = 0;
       if (lane == 0) {
-        dtail = SlotGet(&slot->tail);
-        head = SlotGet(&slot->head);
-        pending = SlotGet(&slot->pending);
-        actor = SlotGet(&slot->actor);
-        type = SlotGet(&slot->type);
-        failed = SlotGet(&slot->failed);
+        // Three 64-bit reads of the six fields (pairs of neighbours).
+        const u64 ht = SlotGetPair(&slot->head);
+        const u64 pa = SlotGetPair(&slot->pending);
+        const u64 tf = SlotGetPair(&slot->actor_type);
+        head = static_cast<u32>(ht);
+        dtail = static_cast<u32>(ht >> 32);
+        pending = static_cast<u32>(pa);
+        actor = static_cast<u32>(pa >> 32);
+        type = static_cast<u32>(tf);
+        failed = static_cast<u32>(tf >> 32);
         eligible = actor == h.actor + 1 && failed == 0 && pending == 0 && h.size <= 4 * kDirectWords &&
                    record_words <= in_window && HandlerKindOf(type, h.type) == 1;
         // Direct: room for one more. Forwarded: the ring empty.
@@ -623,6 +671,9 @@ __device__ u32 ServeHostRing(WorkerThread& w, HostRing& ring, DirectSlot* slots,
           pending = SlotGet(&slot->pending);
           eligible = eligible && failed == 0 && pending == 0;
         }
+#ifdef RK_ASK_STAMPS
+        checked = GlobalTimerNs();
+#endif
       }
       ok = __shfl_sync(0xFFFFFFFFu, ok, 0);
       if (!ok) break;  // retried on the next poll
@@ -631,10 +682,21 @@ __device__ u32 ServeHostRing(WorkerThread& w, HostRing& ring, DirectSlot* slots,
     }
     if (direct) {
       PutDirect(win, base, h, &slot->e[dtail % kDirectDepth]);
+#ifdef RK_ASK_STAMPS
+      const u64 put = GlobalTimerNs();
+#endif
       // Every lane's stores before lane 0 publishes the entry.
       __threadfence_block();
       __syncwarp();
-      if (lane == 0) SlotSet(&slot->tail, dtail + 1);
+      if (lane == 0) {
+        SlotSet(&slot->tail, dtail + 1);
+        RK_ASK_STAMP(h.correlation, kStampPollBegan, now);
+        RK_ASK_STAMP(h.correlation, kStampHandedOver, GlobalTimerNs());
+        RK_ASK_STAMP(h.correlation, kStampHeaderIn, header_in);
+        RK_ASK_STAMP(h.correlation, kStampRecordIn, record_in);
+        RK_ASK_STAMP(h.correlation, kStampChecked, checked);
+        RK_ASK_STAMP(h.correlation, kStampPut, put);
+      }
       __syncwarp();
     } else {
       // Forward (or report) through the mailbox.
@@ -682,6 +744,7 @@ __device__ u32 ServeHostRing(WorkerThread& w, HostRing& ring, DirectSlot* slots,
     units += runits;
     if (record_words > in_window) break;  // a large record: the window is spent
   }
+  ring.took_last = units != 0;
   if (units != 0) {
     if (lane == 0 && records != 0) {
       atomicAdd(&sys->shared->ingress_messages.value, static_cast<unsigned long long>(records));
@@ -761,32 +824,43 @@ __device__ u32 ServeDirect(WorkerThread& w, OwnedActor& o, DirectSlot* d) {
   const u32 tail = SlotGet(&d->tail);
   u32 head = SlotGet(&d->head);
   if (tail == head) return 0;
+#ifdef RK_ASK_STAMPS
+  const u64 seen = GlobalTimerNs();
+#endif
   u32 n = 0;
   for (; head != tail; ++head) {
     __threadfence_block();
     DirectEntry* e = &d->e[head % kDirectDepth];
     MailRecord r;
-    r.h.type = SlotGet(&e->msg_type);
-    r.h.size = SlotGet(&e->size);
+    const u64 st = SlotGetPair(&e->size);
+    r.h.size = static_cast<u32>(st);
+    r.h.type = static_cast<u32>(st >> 32);
     r.h.sender = kHostActorValue;
     r.h.flags = 0;
     r.h.correlation = SlotGet64(&e->correlation);
     r.h.hlc = SlotGet64(&e->hlc);
+    // The payload two words at a time.
     const u32 words = (r.h.size + 3) / 4;
-    for (u32 i = 0; i < words; ++i) w.buf[i] = SlotGet(&e->payload[i]);
+    for (u32 i = 0; i < words; i += 2) {
+      const u64 v = SlotGetPair(&e->payload[i]);
+      w.buf[i] = static_cast<u32>(v);
+      w.buf[i + 1] = static_cast<u32>(v >> 32);
+    }
     r.payload = reinterpret_cast<const u8*>(w.buf);
+    RK_ASK_STAMP(r.h.correlation, kStampTaken, GlobalTimerNs());
+    RK_ASK_STAMP(r.h.correlation, kStampDirectSeen, seen);
     MarkRunning(w, RunningEntry(o.index, r.h.type));
     // ctx.retry_later: the entry stays, and is handled again later.
     if (HandleOne(w, o, r) == Handled::kRetry) break;
     // The entry is free for the poller once it is handled.
     __threadfence_block();
     SlotSet(&d->head, head + 1);
+    RK_ASK_STAMP(r.h.correlation, kStampReleased, GlobalTimerNs());
     ++o.direct;
     ++n;
   }
   o.hot = 64;
   o.quiet = 0;
-  o.host_recent = 64;
   if (o.failed) SlotSet(&d->failed, 1);
   StoreOwned(o);
   return n;
@@ -816,6 +890,10 @@ __device__ void WorkerLoop(const SystemParams* sys, u32 worker, u8* smem) {
     s_handled = 0;
     s_out.tail = 0;
     s_out.cached_head = 0;
+    const OutRing r = WorkerOutRing(sys, worker, &s_out);
+    s_out.slots = r.slots;
+    s_out.log2 = r.log2;
+    s_out.slot_words = sys->slot_words;
   }
   if (tid < kDirectSlots) {
     SlotSet(&s_direct[tid].head, 0);
@@ -871,7 +949,7 @@ __device__ void WorkerLoop(const SystemParams* sys, u32 worker, u8* smem) {
         mine = LoadOwned(sys, list[first]);
         have_mine = true;
         if (my_direct != nullptr) {
-          SlotSet(&my_direct->type, mine.type);
+          SlotSet(&my_direct->actor_type, mine.type);
           SlotSet(&my_direct->failed, mine.failed);
           __threadfence_block();
           SlotSet(&my_direct->actor, mine.index + 1);
