@@ -177,6 +177,9 @@ struct DirectSlot {
   u32 actor;    // the owner's actor index + 1 once it has loaded it; 0 before
   u32 actor_type;  // its actor type
   u32 failed;   // 1 once it failed (its messages go the reporting way)
+  // Bit m: message type m (< 64) has a thread handler in this actor type
+  // (the poller's eligibility test without the handler table's switch).
+  unsigned long long thread_types;
   DirectEntry e[kDirectDepth];
 };
 // SlotGetPair reads these fields in pairs.
@@ -185,6 +188,7 @@ RK_ASSERT_OFFSET(DirectSlot, pending, 8);
 RK_ASSERT_OFFSET(DirectSlot, actor, 12);
 RK_ASSERT_OFFSET(DirectSlot, actor_type, 16);
 RK_ASSERT_OFFSET(DirectSlot, failed, 20);
+RK_ASSERT_OFFSET(DirectSlot, thread_types, 24);
 
 __device__ __forceinline__ u32 SlotGet(u32* p) { return atomicOr(p, 0u); }
 __device__ __forceinline__ void SlotSet(u32* p, u32 v) { atomicExch(p, v); }
@@ -264,6 +268,9 @@ __device__ __noinline__ HandlerOutcome RunThreadHandler(const SystemParams* sys,
 enum class Handled : u32 { kDone = 0, kNeedsBlock = 1, kRetry = 2 };
 
 // Handles one record taken for `o` with a thread handler, or reports it.
+// `kThread`: the record is known to have a thread handler (a hand-over: the
+// poller checked), so the handler table is not consulted.
+template <bool kThread = false>
 __device__ Handled HandleOne(WorkerThread& w, OwnedActor& o, const MailRecord& r) {
   const SystemParams* sys = w.sys;
   if (r.h.flags & kMailVoid) return Handled::kDone;
@@ -272,7 +279,7 @@ __device__ Handled HandleOne(WorkerThread& w, OwnedActor& o, const MailRecord& r
     ++o.dead_lettered;
     return Handled::kDone;
   }
-  const u32 kind = HandlerKindOf(o.type, r.h.type);
+  const u32 kind = kThread ? 1u : HandlerKindOf(o.type, r.h.type);
   if (kind == 2) return Handled::kNeedsBlock;
   if (kind == 0) {
     DeadLetter(sys, WorkerOutRing(sys, w.worker, w.out), DeadLetterReason::kNoHandler, o.index, r.h, r.payload);
@@ -523,17 +530,22 @@ __device__ __forceinline__ void PutDirect(const Window& win, u32 base, const LlH
   const u32 lane = LaneId();
   const u32 words = (h.size + 3) / 4;
   const u32 from = base + kLlHeaderWords;
+  // A record starts at an even window word and its header is ten words, so
+  // a lane's pair of window words is a pair of payload words, stored with
+  // one 64-bit exchange (a lone last word alone).
+  static_assert(kLlHeaderWords % 2 == 0, "payload words come in the lanes' pairs");
 #pragma unroll
   for (u32 k = 0; k < kWindowLoads; ++k) {
-#pragma unroll
-    for (u32 j = 0; j < 2; ++j) {
-      const u32 i = k * 64 + 2 * lane + j;
-      if (i >= from && i < from + words) SlotSet(&e->payload[i - from], LlData(win.v[k][j]));
+    const u32 i = k * 64 + 2 * lane;
+    if (i >= from && i + 1 < from + words) {
+      SlotSet64(reinterpret_cast<unsigned long long*>(&e->payload[i - from]),
+                static_cast<u64>(LlData(win.v[k][0])) | static_cast<u64>(LlData(win.v[k][1])) << 32);
+    } else if (i >= from && i < from + words) {
+      SlotSet(&e->payload[i - from], LlData(win.v[k][0]));
     }
   }
   if (lane == 0) {
-    SlotSet(&e->size, h.size);
-    SlotSet(&e->msg_type, h.type);
+    SlotSet64(reinterpret_cast<unsigned long long*>(&e->size), static_cast<u64>(h.size) | static_cast<u64>(h.type) << 32);
     SlotSet64(&e->correlation, h.correlation);
     SlotSet64(&e->hlc, h.hlc);
   }
@@ -646,10 +658,14 @@ __device__ u32 ServeHostRing(WorkerThread& w, HostRing& ring, DirectSlot* slots,
     if (slot != nullptr) {
       u32 head = 0, pending = 0, actor = 0, type = 0, failed = 0, eligible = 0, ok = 0;
       if (lane == 0) {
-        // Three 64-bit reads of the six fields (pairs of neighbours).
-        const u64 ht = SlotGetPair(&slot->head);
+        // 64-bit reads of the fields (pairs of neighbours).
+        // `actor` first: its owner wrote the type, the failed flag and the
+        // handler mask before it, with a block fence between.
         const u64 pa = SlotGetPair(&slot->pending);
+        __threadfence_block();
+        const u64 ht = SlotGetPair(&slot->head);
         const u64 tf = SlotGetPair(&slot->actor_type);
+        const u64 thread_types = SlotGet64(&slot->thread_types);
         head = static_cast<u32>(ht);
         dtail = static_cast<u32>(ht >> 32);
         pending = static_cast<u32>(pa);
@@ -657,7 +673,8 @@ __device__ u32 ServeHostRing(WorkerThread& w, HostRing& ring, DirectSlot* slots,
         type = static_cast<u32>(tf);
         failed = static_cast<u32>(tf >> 32);
         eligible = actor == h.actor + 1 && failed == 0 && pending == 0 && h.size <= 4 * kDirectWords &&
-                   record_words <= in_window && HandlerKindOf(type, h.type) == 1;
+                   record_words <= in_window &&
+                   (h.type < 64 ? (thread_types >> h.type) & 1 : HandlerKindOf(type, h.type) == 1);
         // Direct: room for one more. Forwarded: the ring empty.
         const u32 room = eligible ? kDirectDepth : 1;
         ok = actor != 0 && dtail - head < room;
@@ -851,7 +868,7 @@ __device__ u32 ServeDirect(WorkerThread& w, OwnedActor& o, DirectSlot* d) {
     RK_ASK_STAMP(r.h.correlation, kStampDirectSeen, seen);
     MarkRunning(w, RunningEntry(o.index, r.h.type));
     // ctx.retry_later: the entry stays, and is handled again later.
-    if (HandleOne(w, o, r) == Handled::kRetry) break;
+    if (HandleOne<true>(w, o, r) == Handled::kRetry) break;
     // The entry is free for the poller once it is handled.
     __threadfence_block();
     SlotSet(&d->head, head + 1);
@@ -951,6 +968,9 @@ __device__ void WorkerLoop(const SystemParams* sys, u32 worker, u8* smem) {
         if (my_direct != nullptr) {
           SlotSet(&my_direct->actor_type, mine.type);
           SlotSet(&my_direct->failed, mine.failed);
+          u64 thread_types = 0;
+          for (u32 m = 0; m < 64; ++m) thread_types |= u64{HandlerKindOf(mine.type, m) == 1} << m;
+          SlotSet64(&my_direct->thread_types, thread_types);
           __threadfence_block();
           SlotSet(&my_direct->actor, mine.index + 1);
         }
