@@ -1297,7 +1297,7 @@ absl::StatusOr<StopReport> SystemImpl::Stop(absl::Duration timeout) {
     ActorStats a = ReadActor(i);
     if (read.ok()) {
       const ActorSlot& sl = slots[i];
-      MailboxHeader box;
+      MailboxHeader box{};
       if (FinalFromDevice(sl, &box).ok()) {
         a.state = static_cast<ActorState>(sl.status);
         a.fail_code = sl.fail_code;
@@ -1334,7 +1334,13 @@ absl::Status SystemImpl::FinalFromDevice(const ActorSlot& slot, MailboxHeader* b
   // The mailbox lives in one of the arena chunks.
   for (const cuda::DeviceBuffer& chunk : arena_) {
     if (slot.mailbox >= chunk.get() && slot.mailbox + sizeof(MailboxHeader) <= chunk.get() + chunk.size()) {
-      RK_RETURN_IF_ERROR(chunk.DownloadAsync(*copy_stream_, box, sizeof(MailboxHeader), slot.mailbox - chunk.get()));
+      // Only the two indices: the rest of the header's lines (padding) is
+      // never written, and reading it would copy uninitialised memory.
+      const uint64_t at = slot.mailbox - chunk.get();
+      RK_RETURN_IF_ERROR(chunk.DownloadAsync(*copy_stream_, &box->tail.value, sizeof(u64),
+                                             at + offsetof(MailboxHeader, tail)));
+      RK_RETURN_IF_ERROR(chunk.DownloadAsync(*copy_stream_, &box->head.value, sizeof(u64),
+                                             at + offsetof(MailboxHeader, head)));
       return copy_stream_->Synchronize();
     }
   }
