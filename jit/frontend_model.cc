@@ -98,7 +98,14 @@ class ModelBuilder {
   bool IsNull(CXCursor c) const { return api_.clang_Cursor_isNull(c) != 0; }
   CXCursor Parent(CXCursor c) const { return api_.clang_getCursorSemanticParent(c); }
   std::string TypeName(CXType t) const { return s_.Str(api_.clang_getTypeSpelling(t)); }
-  CXType Canonical(CXType t) const { return api_.clang_getUnqualifiedType(api_.clang_getCanonicalType(t)); }
+  // An invalid type (the pointee of a parameter that is not a reference,
+  // such as `rk::Ctx ctx`) stays invalid: libclang 16's
+  // clang_getUnqualifiedType dereferences a null type and crashes.
+  CXType Canonical(CXType t) const {
+    const CXType canonical = api_.clang_getCanonicalType(t);
+    if (canonical.kind == CXType_Invalid) return canonical;
+    return api_.clang_getUnqualifiedType(canonical);
+  }
   uint64_t SizeOf(CXType t) const {
     const long long v = api_.clang_Type_getSizeOf(t);
     return v > 0 ? static_cast<uint64_t>(v) : 0;

@@ -806,6 +806,30 @@ TEST(FrontendTest, DiagnosticsAreAppended) {
   EXPECT_EQ(diagnostics[0].message, "from before");
 }
 
+// Found by tests/fuzz/frontend_fuzzer: a context parameter that is not a
+// reference has no pointee, and asking libclang 16 for the unqualified form
+// of that invalid type crashed the front-end (SEGV in
+// clang_getUnqualifiedType). Now it is the usual diagnostic.
+TEST(FrontendTest, ContextParameterThatIsNotAReferenceIsAnErrorNotACrash) {
+  auto fragment = [](const std::string& parameter) {
+    return std::vector<SourceFile>{
+        {"ctx.cu",
+         "struct M { int n; };\nstruct RK_ACTOR A {\n  int n;\n  RK_HANDLER void on(const M& m, " + parameter +
+             ") {}\n};\n",
+         true}};
+  };
+  const std::string error = "ctx.cu:4:34: error: the second parameter of a handler must be 'rk::Ctx&', but 'on' takes ";
+  EXPECT_THAT(ParseFragments(fragment("rk::Ctx ctx"), {}, nullptr),
+              StatusIs(absl::StatusCode::kInvalidArgument, error + "'rk::Ctx'"));
+  EXPECT_THAT(ParseFragments(fragment("int ctx"), {}, nullptr),
+              StatusIs(absl::StatusCode::kInvalidArgument, error + "'int'"));
+  // The fuzzer's own find: a stray character after the type.
+  EXPECT_THAT(ParseFragments(fragment("rk::Ctx` ctx"), {}, nullptr),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "ctx.cu:4:41: error: expected ')'\nctx.cu:4:21: note: to match this '('\n" + error +
+                           "'rk::Ctx'"));
+}
+
 TEST(FrontendTest, MaxPayloadOption) {
   FrontendOptions options;
   options.max_payload = 16;

@@ -43,9 +43,13 @@ std::vector<std::string> RouteNames(const jit::HandlerModel& m) {
 // Reads a non-negative integer option or field.
 absl::StatusOr<int64_t> Integer(const json& v, const std::string& key, int64_t min, int64_t max) {
   if (!v.is_number_integer()) return absl::InvalidArgumentError(absl::StrCat("'", key, "' must be an integer"));
-  const int64_t x = v.get<int64_t>();
-  if (x < min || x > max) {
-    return absl::InvalidArgumentError(absl::StrCat("'", key, "' is ", x, "; it must be in [", min, ", ", max, "]"));
+  // nlohmann reads a non-negative integer as uint64: one above INT64_MAX
+  // must not wrap to a negative int64 (the error then named another value).
+  const bool fits = !v.is_number_unsigned() || v.get<uint64_t>() <= static_cast<uint64_t>(max);
+  const int64_t x = fits ? v.get<int64_t>() : 0;
+  if (!fits || x < min || x > max) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", key, "' is ", v.dump(), "; it must be in [", min, ", ", max, "]"));
   }
   return x;
 }

@@ -1,0 +1,2 @@
+// file: only.h
+struct Lonely { int x; };

@@ -1,0 +1,2 @@
+struct RK_ACTOR A
+n(){struct{struct RK_ACTOR A.;struct RK_ACTOR A
