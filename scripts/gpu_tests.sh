@@ -15,7 +15,8 @@
 #               provoke them on purpose and check the Status they become)
 #
 # Each case has 120 s (RK_CASE_TIMEOUT overrides; 300 s under a sanitizer, where the tests also run at
-# RINGKERNEL_TEST_SCALE=0.01 on 4 workers).
+# RINGKERNEL_TEST_SCALE=0.01 on 4 workers). The soak (soak_gpu_test) runs for RINGKERNEL_SOAK_SECONDS
+# (default 60) and gets that plus 60 s when this is more.
 # Missing devices fail the run instead of skipping (RINGKERNEL_REQUIRE_GPU=1).
 # Exit status: 0 if every case passed.
 set -u
@@ -52,6 +53,17 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,ecc.mode.current
 cat "$out/gpu.csv"
 
 pass=0; fail=0; failed=()
+# The limit of one case of `binary`: RK_CASE_TIMEOUT, or for the soak its
+# duration plus 60 s when that is longer.
+case_limit() {  # binary
+  local limit=${RK_CASE_TIMEOUT:-120}
+  if [ "$(basename "$1")" = soak_gpu_test ]; then
+    local soak=${RINGKERNEL_SOAK_SECONDS:-60}
+    case "$soak" in ''|*[!0-9]*) soak=60 ;; esac
+    [ $((soak + 60)) -gt "$limit" ] && limit=$((soak + 60))
+  fi
+  echo "$limit"
+}
 run_case() {  # limit binary case label [prefix...]
   local limit=$1 binary=$2 case=$3 label=$4; shift 4
   local log="$out/${label}.log"
@@ -77,7 +89,7 @@ for d in "${bin_dirs[@]}"; do
       case "$line" in
         "  "*) case_name="$suite$(echo "$line" | awk '{print $1}')"
                echo "$case_name" | grep -Eq "$filter" || continue
-               run_case "${RK_CASE_TIMEOUT:-120}" "$binary" "$case_name" "$name.$case_name"
+               run_case "$(case_limit "$binary")" "$binary" "$case_name" "$name.$case_name"
                if [ -n "$sanitize" ] && ! echo "$case_name" | grep -Eq "Fault|Trap"; then
                  for tool in ${sanitize//,/ }; do
                    # actorc's scripts wait for replies with fixed timeouts,

@@ -148,7 +148,7 @@ struct RK_ACTOR Clock {
   RK_HANDLER void on(const Tock& t, rk::Ctx& ctx) { ctx.send(rk::host(), t); }
 };
 
-// ---- Faults: spin forever, or touch an illegal address. ----
+// ---- Faults: spin forever, touch an illegal address, or trap. ----
 struct Spin { int forever; };
 struct RK_ACTOR Spinner {
   RK_HANDLER void on(const Spin& s, rk::Ctx& ctx) {
@@ -161,6 +161,16 @@ struct Crash { unsigned long long address; };
 struct RK_ACTOR Crasher {
   RK_HANDLER void on(const Crash& c, rk::Ctx& ctx) {
     *reinterpret_cast<volatile int*>(c.address) = 42;
+  }
+};
+// A trap instruction (what a failed device-side assert ends in) when `code`
+// is not 0; otherwise it counts the message.
+struct Trap { int code; };
+struct RK_ACTOR Trapper {
+  long long calm;
+  RK_HANDLER void on(const Trap& t, rk::Ctx& ctx) {
+    if (t.code != 0) __trap();
+    ++calm;
   }
 };
 
