@@ -1014,6 +1014,13 @@ void SystemImpl::RunPauseHook() {
   if (pause) pause();
 }
 
+absl::StatusOr<Message> SystemImpl::TakeAnswer(PendingMap::iterator it) {
+  PendingAsk done = std::move(it->second);
+  pending_.erase(it);
+  if (!done.error.ok()) return done.error;
+  return std::move(done.reply);
+}
+
 absl::StatusOr<Message> SystemImpl::Ask(ActorId to, uint32_t type_id, const void* bytes, size_t size,
                                         absl::Duration timeout) {
   const uint64_t correlation = next_correlation_.fetch_add(1, std::memory_order_relaxed);
@@ -1045,12 +1052,7 @@ absl::StatusOr<Message> SystemImpl::Ask(ActorId to, uint32_t type_id, const void
       absl::MutexLock lock(&out_mu_);
       DrainRingLocked(reply_worker);
       auto it = pending_.find(correlation);
-      if (it->second.done) {
-        PendingAsk done = std::move(it->second);
-        pending_.erase(it);
-        if (!done.error.ok()) return done.error;
-        return std::move(done.reply);
-      }
+      if (it->second.done) return TakeAnswer(it);
       // The actor failed: no reply will come.
       for (const ActorFailure& f : failures_) {
         if (f.actor == to) {
@@ -1063,7 +1065,11 @@ absl::StatusOr<Message> SystemImpl::Ask(ActorId to, uint32_t type_id, const void
     if ((++spins & 63) == 0) {
       if (Clock::now() > deadline) {
         absl::MutexLock lock(&out_mu_);
-        pending_.erase(correlation);
+        // Another thread's drain may have answered it since this thread
+        // last looked: then the answer stands (it is not a late reply).
+        auto it = pending_.find(correlation);
+        if (it->second.done) return TakeAnswer(it);
+        pending_.erase(it);
         return absl::DeadlineExceededError(absl::StrCat("Ask: no reply from actor '", ActorName(to.value), "' to '",
                                                         MessageName(type_id), "' within ",
                                                         absl::FormatDuration(timeout)));
@@ -1289,10 +1295,26 @@ absl::StatusOr<StopReport> SystemImpl::Stop(absl::Duration timeout) {
     read = tables_->DownloadAsync(*copy_stream_, slots.data(), n * sizeof(ActorSlot),
                                   reinterpret_cast<uint64_t>(params_.actors) - tables_->get());
   }
+  std::vector<WorkerStats> worker_stats(params_.num_workers);
+  if (read.ok() && !worker_stats.empty()) {
+    read = tables_->DownloadAsync(*copy_stream_, worker_stats.data(), worker_stats.size() * sizeof(WorkerStats),
+                                  reinterpret_cast<uint64_t>(params_.worker_stats) - tables_->get());
+  }
   if (read.ok()) read = copy_stream_->Synchronize();
   // Dead letters and failures a worker gave up on: the kernel was halting
   // and the ring back stayed full (rt_outbound.cuh, ReserveReport).
   if (read.ok()) report.reports_lost = shared.reports_lost.value;
+  // Host messages handed over in a worker's shared memory that its owner
+  // never took (a forced halt; or one handed back with retry_later to the
+  // end): handed over minus taken.
+  if (read.ok()) {
+    uint64_t handed = 0, taken = 0;
+    for (const WorkerStats& w : worker_stats) handed += w.handed;
+    for (const ActorSlot& sl : slots) {
+      if (sl.status != static_cast<uint32_t>(ActorState::kFree)) taken += sl.direct;
+    }
+    if (handed > taken) report.unhandled += handed - taken;
+  }
   for (uint32_t i = 0; i < n; ++i) {
     ActorStats a = ReadActor(i);
     if (read.ok()) {

@@ -100,6 +100,7 @@ class SystemImpl {
     absl::Status error;
     Message reply;
   };
+  using PendingMap = absl::flat_hash_map<uint64_t, PendingAsk>;
 
   SystemImpl(std::shared_ptr<RuntimeImpl> runtime, std::shared_ptr<const jit::Package> package,
              const SystemOptions& options)
@@ -255,7 +256,9 @@ class SystemImpl {
   std::deque<Message> inbox_ ABSL_GUARDED_BY(out_mu_);
   std::vector<DeadLetter> dead_letters_ ABSL_GUARDED_BY(out_mu_);
   std::vector<ActorFailure> failures_ ABSL_GUARDED_BY(out_mu_);
-  absl::flat_hash_map<uint64_t, PendingAsk> pending_ ABSL_GUARDED_BY(out_mu_);
+  PendingMap pending_ ABSL_GUARDED_BY(out_mu_);
+  // An answered Ask's entry, removed: its reply, or the error that ended it.
+  absl::StatusOr<Message> TakeAnswer(PendingMap::iterator it) ABSL_EXCLUSIVE_LOCKS_REQUIRED(out_mu_);
   uint64_t received_by_host_ ABSL_GUARDED_BY(out_mu_) = 0;
   uint64_t dead_letters_dropped_ ABSL_GUARDED_BY(out_mu_) = 0;
   uint64_t late_replies_ ABSL_GUARDED_BY(out_mu_) = 0;

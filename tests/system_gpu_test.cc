@@ -323,6 +323,27 @@ TEST_F(SystemGpuTest, FullMailboxRefusesWithKFullAndCountsIt) {
   EXPECT_EQ(rep->unhandled, 0u);
 }
 
+// Host messages handed over in a worker's shared memory (a small message to
+// one of the worker's first actors) while their owner is busy are part of
+// what Stop drains: the drain's quiescence counts hand-overs made and taken,
+// not only mailboxes. Before it did, Stop halted the kernel with three of
+// these four still waiting and reported a drained system.
+TEST_F(SystemGpuTest, HostMessagesHandedOverBehindABusyOwnerAreHandledBeforeStopReturns) {
+  auto sys = StartSystem();
+  ASSERT_NE(sys, nullptr);
+  const ActorId sloth = SpawnOrDie(*sys, "Sloth", "sloth");  // about 1 ms a message
+  for (int i = 0; i < 4; ++i) ASSERT_TRUE(sys->Send(sloth, Slow{i}).ok()) << i;
+  absl::StatusOr<StopReport> rep = sys->Stop();
+  ASSERT_TRUE(rep.ok()) << rep.status();
+  EXPECT_TRUE(rep->drained);
+  uint64_t handled = 0;
+  for (const ActorStats& a : rep->actors) {
+    if (a.name == "sloth") handled = a.handled;
+  }
+  EXPECT_EQ(handled, 4u);
+  EXPECT_EQ(rep->unhandled, 0u);
+}
+
 TEST_F(SystemGpuTest, UnboundRouteGivesKNoActorAndBindingTakesEffectWhileRunning) {
   auto sys = StartSystem();
   ASSERT_NE(sys, nullptr);

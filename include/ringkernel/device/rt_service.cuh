@@ -211,32 +211,38 @@ __device__ __noinline__ void FlushCounters(const SystemParams* sys) {
   __syncwarp();
 }
 
-// Two waves over the mailboxes — all heads, then all tails. Heads never pass
-// tails and both only grow, so equal sums mean every message sent before the
-// tails were read had been handled when the heads were read: nothing was
-// queued and no handler was running at that moment, and with the ingress
-// stopped nothing can start again.
+// Two waves — first what consumers have finished (the mailboxes' released
+// heads, and the host messages each owner took from its hand-over ring,
+// ActorSlot::direct), then what producers have published (the mailboxes'
+// tails, and the hand-overs each worker's poller made, WorkerStats::handed).
+// Consumers never pass producers and both only grow, so equal sums mean
+// every message published before the second wave had been handled when the
+// first was read: nothing was queued (in a mailbox or a hand-over ring) and
+// no handler was running at that moment, and with the ingress stopped
+// nothing can start again.
 __device__ __noinline__ bool Quiescent(const SystemParams* sys) {
   const u32 lane = LaneId();
   const u64 count = LoadAcquireGpu(&sys->shared->actor_count.value);
-  u64 heads = 0, tails = 0;
+  u64 done = 0, published = 0;
   for (u64 a = lane; a < count; a += 32) {
     ActorSlot* s = &sys->actors[a];
     if (LoadAcquireGpu32(&s->status) == static_cast<u32>(ActorState::kFree)) continue;
-    heads += LoadAcquireGpu(&reinterpret_cast<MailboxHeader*>(s->mailbox)->head.value);
+    done += LoadAcquireGpu(&reinterpret_cast<MailboxHeader*>(s->mailbox)->head.value);
+    done += LoadRelaxedGpu(&s->direct);
   }
   FenceGpu();
   __syncwarp();
   for (u64 a = lane; a < count; a += 32) {
     ActorSlot* s = &sys->actors[a];
     if (LoadAcquireGpu32(&s->status) == static_cast<u32>(ActorState::kFree)) continue;
-    tails += LoadAcquireGpu(&reinterpret_cast<MailboxHeader*>(s->mailbox)->tail.value);
+    published += LoadAcquireGpu(&reinterpret_cast<MailboxHeader*>(s->mailbox)->tail.value);
   }
+  for (u32 w = lane; w < sys->num_workers; w += 32) published += LoadRelaxedGpu(&sys->worker_stats[w].handed);
   for (u32 off = 16; off > 0; off /= 2) {
-    heads += __shfl_xor_sync(0xFFFFFFFFu, heads, off);
-    tails += __shfl_xor_sync(0xFFFFFFFFu, tails, off);
+    done += __shfl_xor_sync(0xFFFFFFFFu, done, off);
+    published += __shfl_xor_sync(0xFFFFFFFFu, published, off);
   }
-  return heads == tails;
+  return done == published;
 }
 
 __device__ void MonitorLoop(const SystemParams* sys) {

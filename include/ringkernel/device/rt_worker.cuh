@@ -310,9 +310,11 @@ constexpr u32 kQuietPolls = 4;
 
 // Takes and handles up to batch_max messages from `o`'s mailbox. Returns how
 // many; sets *block when the message at the head needs the whole block (it
-// is left there). `resident`: `o` stays in registers until the next call
+// is left there), and *retried when its handler asked for it again later
+// (ctx.retry_later: it stays at the head). `resident`: `o` stays in registers until the next call
 // (else its head is released before it is dropped).
-__device__ u32 ServeMailbox(WorkerThread& w, OwnedActor& o, DirectSlot* direct, bool resident, bool* block) {
+__device__ u32 ServeMailbox(WorkerThread& w, OwnedActor& o, DirectSlot* direct, bool resident, bool* block,
+                            bool* retried) {
   const SystemParams* sys = w.sys;
   const u64 capacity = u64{1} << o.log2;
   u32 n = 0;
@@ -339,7 +341,10 @@ __device__ u32 ServeMailbox(WorkerThread& w, OwnedActor& o, DirectSlot* direct, 
       *block = true;
       break;
     }
-    if (handled == Handled::kRetry) break;  // the same record again next time
+    if (handled == Handled::kRetry) {  // the same record again next time
+      *retried = true;
+      break;
+    }
     if ((r.h.flags & kMailIngress) && direct != nullptr) atomicSub(&direct->pending, 1u);
     MailboxStampUnused(slot, o.inline_words, flag, r.h);
     ++o.head;
@@ -361,7 +366,8 @@ __device__ u32 ServeMailbox(WorkerThread& w, OwnedActor& o, DirectSlot* direct, 
   // not pay per message.
   // Counters go back to memory after every batch (posted stores: a flush
   // the host asks for after a reply then sees that message counted).
-  if (n != 0 || *block) StoreOwned(o);
+  // (A call that asked to be retried may have sent and moved the clock.)
+  if (n != 0 || *block || *retried) StoreOwned(o);
   if (!resident || *block || o.quiet == kQuietPolls) ReleaseOwned(o);
   return n;
 }
@@ -707,6 +713,8 @@ __device__ u32 ServeHostRing(WorkerThread& w, HostRing& ring, DirectSlot* slots,
       __syncwarp();
       if (lane == 0) {
         SlotSet(&slot->tail, dtail + 1);
+        // Counted for the drain (Quiescent): handed over, not yet taken.
+        atomicAdd(reinterpret_cast<unsigned long long*>(&sys->worker_stats[w.worker].handed), 1ull);
         RK_ASK_STAMP(h.correlation, kStampPollBegan, now);
         RK_ASK_STAMP(h.correlation, kStampHandedOver, GlobalTimerNs());
         RK_ASK_STAMP(h.correlation, kStampHeaderIn, header_in);
@@ -989,7 +997,8 @@ __device__ void WorkerLoop(const SystemParams* sys, u32 worker, u8* smem) {
       // found the mailbox empty (a hand-over may be taken after it).
       auto serve = [&](OwnedActor& o, u32 a, DirectSlot* direct, bool resident) {
         bool block = false;
-        const u32 n = ServeMailbox(w, o, direct, resident, &block);
+        bool retried = false;
+        const u32 n = ServeMailbox(w, o, direct, resident, &block, &retried);
         if (n != 0) {
           did = 1;
           atomicAdd(&s_handled, static_cast<unsigned long long>(n));
@@ -998,7 +1007,9 @@ __device__ void WorkerLoop(const SystemParams* sys, u32 worker, u8* smem) {
           pending[atomicAdd(&s_pending_count, 1u)] = a;
           want_block = true;
         }
-        return !block && n < sys->batch_max;
+        // A message handed back with retry_later is still at the head: the
+        // mailbox is not drained, so hand-overs wait behind it.
+        return !block && !retried && n < sys->batch_max;
       };
       if (have_mine) {
         const bool drained = serve(mine, first, my_direct, true);

@@ -107,7 +107,9 @@ struct alignas(64) WorkerStats {
   u64 iterations;  // loop iterations (the heartbeat)
   u64 handled;     // messages handled by this worker
   u64 exited;      // 1 once the worker left its loop
-  u8 pad[64 - 24];
+  u64 handed;      // host messages its poller handed over in shared memory
+                   // (the owners count those they took in ActorSlot::direct)
+  u8 pad[64 - 32];
 };
 static_assert(sizeof(WorkerStats) == 64, "WorkerStats layout");
 
