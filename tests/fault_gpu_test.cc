@@ -411,11 +411,13 @@ TEST_F(HostileHandlerGpuTest, ANanAndInfinityStormLeavesEveryOtherResultExact) {
   double expected_sum = 0;
   for (double x : clean_sum) expected_sum += x;
   EXPECT_EQ(cm->received, int64_t{kPids / 4} * per_pid);
-  EXPECT_EQ(cm->violations, 0);
+  EXPECT_EQ(cm->violations, 0) << "first: controller " << cm->first_src << " seq " << cm->first_seq << " after "
+                               << cm->first_last << "; duplicates " << cm->duplicates;
   EXPECT_EQ(cm->nonfinite, 0);
   EXPECT_EQ(cm->sum, expected_sum) << "the clean mixer's sum is exact";
   EXPECT_EQ(dm->received, int64_t{kPids - kPids / 4} * per_pid);
-  EXPECT_EQ(dm->violations, 0);
+  EXPECT_EQ(dm->violations, 0) << "first: controller " << dm->first_src << " seq " << dm->first_seq << " after "
+                               << dm->first_last << "; duplicates " << dm->duplicates;
   EXPECT_GT(dm->nonfinite, 0);
 
   EXPECT_TRUE(sys.Health().ok());

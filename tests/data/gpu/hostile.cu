@@ -105,13 +105,25 @@ struct MixState {
   long long received;
   long long nonfinite;
   long long violations;  // an Actuate whose seq was not its controller's last + 1
+  int first_src;         // the first such: its controller, seq and the last seq before it
+  int first_seq;
+  int first_last;
+  long long duplicates;  // ... of which a seq equal to the last (sent twice)
 };
 struct RK_ACTOR Mixer {
   int last[64];
   MixState s;
   RK_HANDLER void on(const Actuate& a, rk::Ctx& ctx) {
     const int i = a.src & 63;
-    if (a.seq != last[i] + 1) ++s.violations;
+    if (a.seq != last[i] + 1) {
+      if (s.violations == 0) {
+        s.first_src = a.src;
+        s.first_seq = a.seq;
+        s.first_last = last[i];
+      }
+      ++s.violations;
+      if (a.seq == last[i]) ++s.duplicates;
+    }
     last[i] = a.seq;
     s.sum += static_cast<double>(a.u);
     if (!isfinite(a.u)) ++s.nonfinite;
