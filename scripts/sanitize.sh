@@ -26,4 +26,9 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:strict_string_checks=1:detect
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 cd "$build"
 # The benchmark analysis tests are Python: nothing of theirs is instrumented.
-ctest --output-on-failure -j "$(nproc)" --timeout 600 -L cpu -E '^bench_analysis_'
+# LeakSanitizer's end-of-process check suspends every thread from a tracer
+# thread, which now and then crashes while NVRTC's worker threads exit
+# ("Tracer caught signal 11", after the test itself passed; seen once in CI
+# on bank.cu's build test). A test that fails is run once more: a real leak
+# or error fails both times, and the log keeps the first failure.
+ctest --output-on-failure -j "$(nproc)" --timeout 600 -L cpu -E '^bench_analysis_' --repeat until-pass:2
