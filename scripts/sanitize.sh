@@ -26,9 +26,12 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:strict_string_checks=1:detect
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 cd "$build"
 # The benchmark analysis tests are Python: nothing of theirs is instrumented.
-# LeakSanitizer's end-of-process check suspends every thread from a tracer
-# thread, which now and then crashes while NVRTC's worker threads exit
-# ("Tracer caught signal 11", after the test itself passed; seen once in CI
-# on bank.cu's build test). A test that fails is run once more: a real leak
-# or error fails both times, and the log keeps the first failure.
-ctest --output-on-failure -j "$(nproc)" --timeout 600 -L cpu -E '^bench_analysis_' --repeat until-pass:2
+# The tests that compile whole handler programs with NVRTC (HandlersBuild,
+# AskStampsBuild) run with leak detection off: in CI, LeakSanitizer's
+# end-of-process check crashed in its own tracer thread ("Tracer caught
+# signal 11", the same address on each try) after bank.cu's build test had
+# passed, while NVRTC's threads were exiting. Address and undefined-behaviour
+# checking stay on for them, and leak checking for every other test.
+nvrtc_builds='HandlersBuildTest|AskStampsBuildTest'
+ctest --output-on-failure -j "$(nproc)" --timeout 600 -L cpu -E "^bench_analysis_|$nvrtc_builds"
+ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0" ctest --output-on-failure -j "$(nproc)" --timeout 600 -L cpu -R "$nvrtc_builds"
