@@ -117,6 +117,27 @@ absl::Status TimeReturns(Recorder& rec, const Options& o, const Tsc& tsc, const 
 // the order of a thousand launches), so a launch never waits for room.
 constexpr int kLaunchesPerSync = 32;
 
+// The floor of a host round trip, CuPer-style: a persistent kernel polling
+// mapped memory answers each command (`cuper_persistent_roundtrip`).
+absl::Status TimeFloorRoundTrip(Baselines& base, Recorder& rec, const Options& o, const std::string& exp) {
+  RK_RETURN_IF_ERROR(base.StartPersistent());
+  RK_RETURN_IF_ERROR(
+      TimeHost(rec, o, exp, "cuper_persistent_roundtrip", "latency_us", [&] { return base.PersistentCommand(); }));
+  return base.StopPersistent();
+}
+
+// RingKernel's round trip: Asks of the Echo actor, each checked
+// (`persistent_ask_roundtrip`). `*seq` numbers the pings.
+absl::Status TimeEchoAsks(System& sys, ActorId echo, Recorder& rec, const Options& o, const std::string& exp,
+                          unsigned long long* seq) {
+  return TimeHost(rec, o, exp, "persistent_ask_roundtrip", "latency_us", [&]() -> absl::Status {
+    const unsigned long long n = ++*seq;
+    absl::StatusOr<Pong> p = sys.Ask<Pong>(echo, Ping{n}, absl::Seconds(1));
+    if (!p.ok()) return p.status();
+    return p->seq == n ? absl::OkStatus() : absl::InternalError("wrong pong");
+  });
+}
+
 // Experiment 1: what it costs to get one command to the GPU. Host clock
 // (steady_clock) for the round trips — traditional (pinned 64 B in, launch,
 // sync, 64 B out), launch_sync, graph_launch_sync, the CuPer-style floor
@@ -139,10 +160,7 @@ absl::Status Exp1(Runtime& runtime, const Program& program, Recorder& rec, const
                                    [&] { return base->LaunchReturn(); }, [&] { return base->Synchronize(); }));
     RK_RETURN_IF_ERROR(TimeReturns(rec, o, tsc, exp, "graph_launch_return", kLaunchesPerSync,
                                    [&] { return base->GraphLaunchReturn(); }, [&] { return base->Synchronize(); }));
-    RK_RETURN_IF_ERROR(base->StartPersistent());
-    RK_RETURN_IF_ERROR(
-        TimeHost(rec, o, exp, "cuper_persistent_roundtrip", "latency_us", [&] { return base->PersistentCommand(); }));
-    RK_RETURN_IF_ERROR(base->StopPersistent());
+    RK_RETURN_IF_ERROR(TimeFloorRoundTrip(*base, rec, o, exp));
   }
 
   SystemOptions so = BaseSystemOptions(o);
@@ -187,11 +205,7 @@ absl::Status Exp1(Runtime& runtime, const Program& program, Recorder& rec, const
     rec.Add(exp, "timer_overhead", i + 1, "latency_us", tsc.ToUs(t1 - t0), "microseconds");
   }
   // Ask: host → actor → host.
-  RK_RETURN_IF_ERROR(TimeHost(rec, o, exp, "persistent_ask_roundtrip", "latency_us", [&]() -> absl::Status {
-    absl::StatusOr<Pong> p = sys->Ask<Pong>(echo, Ping{++seq}, absl::Seconds(1));
-    if (!p.ok()) return p.status();
-    return p->seq == seq ? absl::OkStatus() : absl::InternalError("wrong pong");
-  }));
+  RK_RETURN_IF_ERROR(TimeEchoAsks(*sys, echo, rec, o, exp, &seq));
   RK_ASSIGN_OR_RETURN(StopReport r, sys->Stop());
   (void)r;
   return absl::OkStatus();
@@ -201,30 +215,23 @@ absl::Status Exp1(Runtime& runtime, const Program& program, Recorder& rec, const
 // (`actorc build handlers/bench.cu -D RK_ASK_STAMPS`, run with --package):
 // the device runtime stamps each step of a host request with %globaltimer
 // (rt_base.cuh, AskStamp), read back after Stop. The host times each Ask and
-// the floor's round trip in the same process. Per Ask, on the GPU: poll
-// began → handed over (the read over the bus and the parse), → taken by the
-// owner, → handler in, → handler out (its reply's stores issued), → entry
-// freed. The host's share (its Send, the two trips over the bus, its
-// drain) is the Ask minus the GPU's span.
+// the floor's round trip in the same process. Per Ask, on the GPU, the steps
+// below (`steps`): the poller's read and parse, the hand-over, the owner
+// finding and taking it, the handler's call, the reply's reservation and
+// stores, the entry freed. The host's share (its Send, the two trips over
+// the bus, its drain) is the Ask minus the GPU's span.
 absl::Status AskStamps(Runtime& runtime, const Program& program, Recorder& rec, const Options& o) {
   const std::string exp = "ask_stamps";
   if (!o.skip_baselines) {
     RK_ASSIGN_OR_RETURN(std::unique_ptr<Baselines> base,
                         Baselines::Create(runtime.device().ordinal, runtime.device().capability));
-    RK_RETURN_IF_ERROR(base->StartPersistent());
-    RK_RETURN_IF_ERROR(
-        TimeHost(rec, o, exp, "cuper_persistent_roundtrip", "latency_us", [&] { return base->PersistentCommand(); }));
-    RK_RETURN_IF_ERROR(base->StopPersistent());
+    RK_RETURN_IF_ERROR(TimeFloorRoundTrip(*base, rec, o, exp));
   }
   SystemOptions so = BaseSystemOptions(o);
   RK_ASSIGN_OR_RETURN(std::unique_ptr<System> sys, runtime.Start(program, so));
   RK_ASSIGN_OR_RETURN(ActorId echo, sys->Spawn("Echo", "echo"));
   unsigned long long seq = 0;
-  RK_RETURN_IF_ERROR(TimeHost(rec, o, exp, "persistent_ask_roundtrip", "latency_us", [&]() -> absl::Status {
-    absl::StatusOr<Pong> p = sys->Ask<Pong>(echo, Ping{++seq}, absl::Seconds(1));
-    if (!p.ok()) return p.status();
-    return p->seq == seq ? absl::OkStatus() : absl::InternalError("wrong pong");
-  }));
+  RK_RETURN_IF_ERROR(TimeEchoAsks(*sys, echo, rec, o, exp, &seq));
   RK_ASSIGN_OR_RETURN(StopReport r, sys->Stop());
   (void)r;
   constexpr size_t kSlots = 4096, kStamps = 16;

@@ -65,20 +65,9 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 using Clock = std::chrono::steady_clock;
 
-double TestScale() {
-  const char* v = std::getenv("RINGKERNEL_TEST_SCALE");
-  const double s = v != nullptr ? std::atof(v) : 1.0;
-  return s > 0 ? s : 1.0;
-}
-// Sanitizer runs (scale < 1) slow the GPU down by orders of magnitude: the
-// waits that bound a step grow with them, not what the step must achieve.
-int SlowFactor() { return TestScale() < 1.0 ? 20 : 1; }
-// `n` workers, or fewer where RINGKERNEL_TEST_WORKERS asks for fewer.
-uint32_t Workers(uint32_t n) {
-  const char* v = std::getenv("RINGKERNEL_TEST_WORKERS");
-  const int cap = v != nullptr ? std::atoi(v) : 0;
-  return cap > 0 ? std::min(n, static_cast<uint32_t>(cap)) : n;
-}
+using ::rk::testing::SlowFactor;
+using ::rk::testing::TestScale;
+using ::rk::testing::CappedWorkers;
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
 class FaultGpuTest : public ::testing::Test {
@@ -291,7 +280,7 @@ TEST_F(HostileHandlerGpuTest, ANanAndInfinityStormLeavesEveryOtherResultExact) {
   const int per_pid = ::rk::testing::Scaled(20000);
   const int slow = SlowFactor();
   SystemOptions o;
-  o.workers = Workers(8);
+  o.workers = CappedWorkers(8);
   o.mailbox_capacity = 64;
   absl::StatusOr<std::unique_ptr<System>> started = runtime_->Start(program_, o);
   ASSERT_TRUE(started.ok()) << started.status();
@@ -465,7 +454,7 @@ TEST_F(HostileHandlerGpuTest, AnActorFillingEveryMailboxLeavesTheOthersRunningAn
   const bool full_scale = TestScale() >= 1.0;
   const absl::Duration flood_for = absl::Milliseconds(std::max(300.0, 2000 * TestScale()));
   SystemOptions o;
-  o.workers = Workers(4);
+  o.workers = CappedWorkers(4);
   o.mailbox_capacity = 16;
   absl::StatusOr<std::unique_ptr<System>> started = runtime_->Start(program_, o);
   ASSERT_TRUE(started.ok()) << started.status();

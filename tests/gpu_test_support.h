@@ -7,6 +7,7 @@
 #ifndef RINGKERNEL_TESTS_GPU_TEST_SUPPORT_H_
 #define RINGKERNEL_TESTS_GPU_TEST_SUPPORT_H_
 
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -15,13 +16,26 @@
 #include "ringkernel/runtime.h"
 
 namespace rk::testing {
-// `n` scaled by RINGKERNEL_TEST_SCALE (default 1), at least 1: sanitizer
-// runs shrink the message counts of the tests, not what they assert.
-inline int Scaled(int n) {
+// RINGKERNEL_TEST_SCALE (default 1; sanitizer runs set it below 1).
+inline double TestScale() {
   const char* v = std::getenv("RINGKERNEL_TEST_SCALE");
   const double scale = v != nullptr ? std::atof(v) : 1.0;
-  const int scaled = static_cast<int>(n * (scale > 0 ? scale : 1.0));
+  return scale > 0 ? scale : 1.0;
+}
+// `n` scaled by RINGKERNEL_TEST_SCALE, at least 1: sanitizer runs shrink the
+// message counts of the tests, not what they assert.
+inline int Scaled(int n) {
+  const int scaled = static_cast<int>(n * TestScale());
   return scaled < 1 ? 1 : scaled;
+}
+// Sanitizer runs (scale < 1) slow the GPU down by orders of magnitude: the
+// waits that bound a step grow by this factor, not what the step must achieve.
+inline int SlowFactor() { return TestScale() < 1.0 ? 20 : 1; }
+// `n` workers, or fewer where RINGKERNEL_TEST_WORKERS asks for fewer.
+inline uint32_t CappedWorkers(uint32_t n) {
+  const char* v = std::getenv("RINGKERNEL_TEST_WORKERS");
+  const int cap = v != nullptr ? std::atoi(v) : 0;
+  return cap > 0 && static_cast<uint32_t>(cap) < n ? static_cast<uint32_t>(cap) : n;
 }
 // SystemOptions for tests: RINGKERNEL_TEST_WORKERS caps the worker blocks
 // (sanitizer runs instrument every spinning block, so they use few).

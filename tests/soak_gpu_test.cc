@@ -109,14 +109,8 @@ static_assert(StartsWithHeader<soak::Work>() && StartsWithHeader<soak::Query>() 
                   StartsWithHeader<soak::Halt>() && StartsWithHeader<soak::ProducerQuery>(),
               "every message a sink or producer handles starts with the header");
 
-double TestScale() {
-  const char* v = std::getenv("RINGKERNEL_TEST_SCALE");
-  const double s = v != nullptr ? std::atof(v) : 1.0;
-  return s > 0 ? s : 1.0;
-}
-// Sanitizer runs (scale < 1) slow the GPU down by orders of magnitude: the
-// waits that bound a step, not the step's outcome, grow with them.
-int SlowFactor() { return TestScale() < 1.0 ? 20 : 1; }
+using ::rk::testing::SlowFactor;
+using ::rk::testing::TestScale;
 
 double SoakSeconds() {
   const char* v = std::getenv("RINGKERNEL_SOAK_SECONDS");
@@ -271,10 +265,7 @@ TEST_F(SoakGpuTest, HostileTrafficFailuresAndRebindsLoseNothingAndKeepFifo) {
                                TestScale());
 
   SystemOptions o;
-  o.workers = 16;
-  if (const char* w = std::getenv("RINGKERNEL_TEST_WORKERS"); w != nullptr && std::atoi(w) > 0) {
-    o.workers = std::min<uint32_t>(o.workers, static_cast<uint32_t>(std::atoi(w)));
-  }
+  o.workers = ::rk::testing::CappedWorkers(16);
   o.mailbox_capacity = 64;  // small: producers meet kFull
   const uint64_t max_faults = static_cast<uint64_t>(seconds * 1000 / kFaultInterval.count()) + 16;
   o.max_actors = static_cast<uint32_t>((kSinks + kProducers + max_faults + 64 + 255) / 256 * 256);

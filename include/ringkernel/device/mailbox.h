@@ -321,6 +321,29 @@ RK_HOST_DEVICE inline void MailboxWrite(u64* slot, u32 inline_words, u32 flag, M
   MailboxStoreHeader(slot, flag, h);
 }
 
+// The words of a payload of kSize bytes (alignment kAlign) into `w`, loaded
+// at fixed offsets and as wide as the alignment allows (sizeof is a multiple
+// of it): a message built in registers stays in registers. A last partial
+// word keeps its unused bytes as `w` had them.
+template <u32 kSize, u32 kAlign>
+RK_HOST_DEVICE RK_FORCEINLINE void LoadPayloadWords(const void* payload, u32* w) {
+  if (kAlign >= 8) {
+    const u64* from = static_cast<const u64*>(payload);
+RK_UNROLL
+    for (u32 i = 0; i + 1 <= kSize / 8; ++i) {
+      const u64 v = from[i];
+      w[2 * i] = static_cast<u32>(v);
+      w[2 * i + 1] = static_cast<u32>(v >> 32);
+    }
+  } else if (kAlign >= 4) {
+    const u32* from = static_cast<const u32*>(payload);
+RK_UNROLL
+    for (u32 i = 0; i + 1 <= kSize / 4; ++i) w[i] = from[i];
+  } else {
+    memcpy(w, payload, kSize);
+  }
+}
+
 // MailboxWrite for a payload whose size and alignment are constants (a
 // message sent from a handler). The payload's words are copied at fixed
 // offsets, so a message built in registers is stored from registers. A
@@ -339,22 +362,7 @@ RK_HOST_DEVICE RK_FORCEINLINE void MailboxWriteTyped(u64* slot, u32 inline_words
   // Pairs of words (inline words are even: a padding word may be written).
   constexpr u32 kPairs = ((kBytes + 3) / 4 + 1) / 2;
   u32 w[2 * kPairs + 2] = {};
-  // Loads as wide as the type's alignment allows (sizeof is a multiple of it).
-  if (kAlign >= 8) {
-    const u64* from = static_cast<const u64*>(payload);
-RK_UNROLL
-    for (u32 i = 0; i + 1 <= kBytes / 8; ++i) {
-      const u64 v = from[i];
-      w[2 * i] = static_cast<u32>(v);
-      w[2 * i + 1] = static_cast<u32>(v >> 32);
-    }
-  } else if (kAlign >= 4) {
-    const u32* from = static_cast<const u32*>(payload);
-RK_UNROLL
-    for (u32 i = 0; i + 1 <= kBytes / 4; ++i) w[i] = from[i];
-  } else {
-    memcpy(w, payload, kBytes);
-  }
+  LoadPayloadWords<kBytes, kAlign>(payload, w);
   u64* out = slot + kMailHeaderWords;
 RK_UNROLL
   for (u32 p = 0; p + 1 <= kPairs; ++p) {

@@ -96,22 +96,7 @@ __device__ __forceinline__ bool OutboundTryWriteTyped(OutboundCursor* c, const L
   constexpr u32 kWords = (kSize + 3) / 4;
   u32 w[kLlHeaderWords + kWords + 1] = {};
   LlHeaderToWords(h, w);
-  u32* p = w + kLlHeaderWords;
-  if (kAlign >= 8) {
-    const u64* from = static_cast<const u64*>(payload);
-#pragma unroll
-    for (u32 i = 0; i + 1 <= kSize / 8; ++i) {
-      const u64 v = from[i];
-      p[2 * i] = static_cast<u32>(v);
-      p[2 * i + 1] = static_cast<u32>(v >> 32);
-    }
-  } else if (kAlign >= 4) {
-    const u32* from = static_cast<const u32*>(payload);
-#pragma unroll
-    for (u32 i = 0; i + 1 <= kSize / 4; ++i) p[i] = from[i];
-  } else {
-    memcpy(p, payload, kSize);
-  }
+  LoadPayloadWords<kSize, kAlign>(payload, w + kLlHeaderWords);
   // Pairs of words; a record of an odd number of words ends with one store
   // (the slot's next word may not exist for the largest message).
   constexpr u32 kTotal = kLlHeaderWords + kWords;
