@@ -32,6 +32,6 @@ cd "$build"
 # signal 11", the same address on each try) after bank.cu's build test had
 # passed, while NVRTC's threads were exiting. Address and undefined-behaviour
 # checking stay on for them, and leak checking for every other test.
-nvrtc_builds='HandlersBuildTest|AskStampsBuildTest'
+nvrtc_builds='HandlersBuildTest|DiagnosticBuildTest'
 ctest --output-on-failure -j "$(nproc)" --timeout 600 -L cpu -E "^bench_analysis_|$nvrtc_builds"
 ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0" ctest --output-on-failure -j "$(nproc)" --timeout 600 -L cpu -R "$nvrtc_builds"

@@ -134,26 +134,41 @@ TEST_P(HandlersBuildTest, BuildsForSm89AndSm90) {
   }
 }
 
-// The measurement build rkbench's ask_stamps experiment runs (the device
-// runtime stamps each step of a host request): it compiles, and its cubin
-// has the table the experiment reads, under its unmangled name.
-TEST(AskStampsBuildTest, TheBenchProgramBuildsWithStampsAndExportsTheirTable) {
+// Builds `file` for sm_90 with `define` and says whether its cubin has
+// every symbol of `symbols` under its unmangled name.
+void ExpectDiagnosticBuild(const std::string& file, const std::string& define,
+                           const std::vector<std::string>& symbols) {
   Builder::Options o;
   o.use_cache = false;
   absl::StatusOr<Builder> builder = Builder::Create(o);
   ASSERT_TRUE(builder.ok()) << builder.status();
   BuildOptions b;
   b.archs = {"sm_90"};
-  b.defines = {"RK_ASK_STAMPS=1"};
+  b.defines = {define};
   std::vector<Diagnostic> diags;
-  absl::StatusOr<BuildResult> r =
-      builder->BuildFiles({::rk::testing::SourceDir() + "/handlers/bench.cu"}, b, &diags);
+  absl::StatusOr<BuildResult> r = builder->BuildFiles({file}, b, &diags);
   ASSERT_TRUE(r.ok()) << r.status() << FormatDiagnostics(diags);
-  bool found = false;
+  const ArchImage* cubin = nullptr;
   for (const ArchImage& img : r->package.images) {
-    if (img.kind == ImageKind::kCubin) found = img.bytes.find("rk_ask_stamps") != std::string::npos;
+    if (img.kind == ImageKind::kCubin) cubin = &img;
   }
-  EXPECT_TRUE(found) << "no rk_ask_stamps in the sm_90 cubin";
+  ASSERT_NE(cubin, nullptr);
+  for (const std::string& s : symbols) EXPECT_NE(cubin->bytes.find(s), std::string::npos) << "no " << s << " in the cubin";
+}
+
+// The measurement build rkbench's ask_stamps experiment runs (the device
+// runtime stamps each step of a host request): it compiles, and its cubin
+// has the table the experiment reads.
+TEST(DiagnosticBuildTest, TheBenchProgramBuildsWithAskStampsAndExportsTheirTable) {
+  ExpectDiagnosticBuild(::rk::testing::SourceDir() + "/handlers/bench.cu", "RK_ASK_STAMPS=1", {"rk_ask_stamps"});
+}
+
+// The diagnostic build that logs each step of every host message's delivery
+// (RK_ORDER_TRACE), which the fault tests read back when an actor's input
+// comes out of order.
+TEST(DiagnosticBuildTest, TheHostileProgramBuildsWithTheOrderTraceAndExportsIt) {
+  ExpectDiagnosticBuild(::rk::testing::TestDataDir() + "/gpu/hostile.cu", "RK_ORDER_TRACE",
+                        {"rk_order_trace", "rk_order_trace_n"});
 }
 
 INSTANTIATE_TEST_SUITE_P(Handlers, HandlersBuildTest,

@@ -43,10 +43,12 @@
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "ringkernel/runtime.h"
+#include "runtime/system_access.h"
 #include "tests/gpu_test_support.h"
 #include "tests/test_support.h"
 
@@ -231,11 +233,61 @@ TEST_F(FaultGpuTest, StuckHandlerOccupiesOnlyItsWorkerAndStopNamesIt) {
 // ---- Handlers that misbehave without faulting (tests/data/gpu/hostile.cu).
 // Not "Fault" in the suite's name: these run under compute-sanitizer too.
 
+// A diagnostic build (RINGKERNEL_TEST_DEFINES=RK_ORDER_TRACE) logs each
+// step of every host message's delivery on the GPU (rt_base.cuh). Prints the
+// log of `actor` around the first step out of order; nothing without it.
+void DumpOrderTrace(System& sys, uint32_t actor) {
+  uint32_t n = 0;
+  if (!rk::internal::SystemAccess::ReadDeviceGlobal(sys, "rk_order_trace_n", &n, sizeof(n)).ok()) return;
+  n = std::min<uint32_t>(n, kOrderTraceEvents);
+  std::vector<uint32_t> t(4 * size_t{n});
+  if (!rk::internal::SystemAccess::ReadDeviceGlobal(sys, "rk_order_trace", t.data(), t.size() * 4).ok()) return;
+  if (const char* f = std::getenv("RINGKERNEL_ORDER_TRACE_FILE"); f != nullptr) {
+    if (FILE* out = std::fopen(f, "wb"); out != nullptr) {
+      std::fwrite(t.data(), 4, t.size(), out);
+      std::fclose(out);
+    }
+  }
+  static const char* kNames[] = {"?", "put-direct", "forward", "direct-take", "direct-retry", "mail-take",
+                                 "mail-retry", "not-ready"};
+  std::vector<size_t> mine;
+  for (size_t i = 0; i < n; ++i) {
+    if (t[4 * i + 1] == actor) mine.push_back(i);
+  }
+  // The first message the owner took out of order by its payload's first
+  // word (the controllers' seq; the first two, a Wire and seq 1, start it).
+  size_t bad = mine.size();
+  uint32_t last = 0;
+  size_t takes = 0;
+  for (size_t k = 0; k < mine.size() && bad == mine.size(); ++k) {
+    const uint32_t* e = &t[4 * mine[k]];
+    const uint32_t kind = e[0] & 0xFF;
+    if (kind != kOrderDirectTake && kind != kOrderMailTake) continue;
+    if (++takes > 2 && e[3] != last + 1) bad = k;
+    last = e[3];
+  }
+  std::fprintf(stderr, "order trace: %u events, %zu for actor %u, first break at %zd\n", n, mine.size(), actor,
+               bad == mine.size() ? -1 : static_cast<ssize_t>(bad));
+  if (bad == mine.size()) return;
+  const size_t from = bad > 40 ? bad - 40 : 0;
+  for (size_t k = from; k < mine.size() && k < bad + 20; ++k) {
+    const uint32_t* e = &t[4 * mine[k]];
+    const uint32_t kind = e[0] & 0xFF;
+    std::fprintf(stderr, "%s #%zu %-12s worker %u aux %u pos %u word %u\n", k == bad ? ">>" : "  ", mine[k],
+                 kind < 8 ? kNames[kind] : "?", (e[0] >> 8) & 0xFF, e[0] >> 16, e[2], e[3]);
+  }
+}
+
 class HostileHandlerGpuTest : public ::testing::Test {
  protected:
   void SetUp() override {
     RK_GPU_TEST_SETUP(runtime_);
-    absl::StatusOr<Program> p = runtime_->CompileFiles({::rk::testing::TestDataDir() + "/gpu/hostile.cu"});
+    CompileOptions options;
+    if (const char* d = std::getenv("RINGKERNEL_TEST_DEFINES"); d != nullptr && *d != 0) {
+      options.defines = absl::StrSplit(d, ',');
+    }
+    absl::StatusOr<Program> p =
+        runtime_->CompileFiles({::rk::testing::TestDataDir() + "/gpu/hostile.cu"}, options);
     ASSERT_TRUE(p.ok()) << p.status();
     program_ = *p;
   }
@@ -371,12 +423,19 @@ TEST_F(HostileHandlerGpuTest, ANanAndInfinityStormLeavesEveryOtherResultExact) {
 
   // Each controller's report follows its samples (FIFO from the host).
   int dirty_nonfinite = 0;
+  bool traced = false;
   for (int i = 0; i < kPids; ++i) {
     absl::StatusOr<hostile::PidState> st =
         sys.Ask<hostile::PidState>(pids[i], hostile::PidQuery{0}, absl::Seconds(20) * slow);
     ASSERT_TRUE(st.ok()) << "controller " << i << ": " << st.status();
     EXPECT_EQ(st->samples, per_pid) << "controller " << i;
     EXPECT_EQ(st->last_seq, per_pid) << "controller " << i;
+    EXPECT_EQ(st->out_of_order, 0) << "controller " << i << ": the first out of order was seq " << st->first_bad_seq
+                                   << " after " << st->first_bad_last;
+    if (st->out_of_order != 0 && !traced) {
+      traced = true;
+      DumpOrderTrace(sys, pids[i].value);
+    }
     if (clean(i)) {
       EXPECT_EQ(st->nonfinite_u, 0) << "controller " << i;
       EXPECT_TRUE(SameBits(st->integral, sims[i].integral)) << "controller " << i << ": " << st->integral << " vs "

@@ -83,6 +83,34 @@ namespace detail {
   } while (0)
 #endif
 
+// A diagnostic build (-D RK_ORDER_TRACE) logs every step of every host
+// message's delivery into rk_order_trace (OrderEvent, types.h).
+#ifdef RK_ORDER_TRACE
+}  // namespace detail
+}  // namespace rk
+extern "C" __device__ unsigned int rk_order_trace[4 * ::rk::kOrderTraceEvents];
+__device__ unsigned int rk_order_trace[4 * ::rk::kOrderTraceEvents];
+extern "C" __device__ unsigned int rk_order_trace_n;
+__device__ unsigned int rk_order_trace_n;
+namespace rk {
+namespace detail {
+__device__ __forceinline__ void OrderEventRecord(u32 kind, u32 worker, u32 aux, u32 actor, u32 pos, u32 word) {
+  const u32 i = atomicAdd(&rk_order_trace_n, 1u);
+  if (i < kOrderTraceEvents) {
+    rk_order_trace[4 * i] = kind | worker << 8 | aux << 16;
+    rk_order_trace[4 * i + 1] = actor;
+    rk_order_trace[4 * i + 2] = pos;
+    rk_order_trace[4 * i + 3] = word;
+  }
+}
+#define RK_ORDER_EVENT(kind, worker, aux, actor, pos, word) \
+  ::rk::detail::OrderEventRecord((kind), (worker), (aux), (actor), static_cast<u32>(pos), (word))
+#else
+#define RK_ORDER_EVENT(kind, worker, aux, actor, pos, word) \
+  do {                                                      \
+  } while (0)
+#endif
+
 // What a sender needs of a receiver, read with two 16-byte loads (one trip to
 // memory). Relaxed: an actor id reaches a sender only through messages sent
 // after the receiver's spawn was acknowledged, which orders the spawn first.

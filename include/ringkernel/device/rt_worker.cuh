@@ -342,8 +342,16 @@ __device__ u32 ServeMailbox(WorkerThread& w, OwnedActor& o, DirectSlot* direct, 
       break;
     }
     if (handled == Handled::kRetry) {  // the same record again next time
+      if (r.h.flags & kMailIngress) {
+        RK_ORDER_EVENT(kOrderMailRetry, w.worker, 0, o.index, o.head,
+                       r.payload != nullptr ? reinterpret_cast<const u32*>(r.payload)[0] : 0u);
+      }
       *retried = true;
       break;
+    }
+    if (r.h.flags & kMailIngress) {
+      RK_ORDER_EVENT(kOrderMailTake, w.worker, 0, o.index, o.head,
+                     r.payload != nullptr ? reinterpret_cast<const u32*>(r.payload)[0] : 0u);
     }
     if ((r.h.flags & kMailIngress) && direct != nullptr) atomicSub(&direct->pending, 1u);
     MailboxStampUnused(slot, o.inline_words, flag, r.h);
@@ -561,7 +569,7 @@ __device__ __forceinline__ void PutDirect(const Window& win, u32 base, const LlH
 // by the whole of warp 0. The ring holds variable-length records in units
 // (ll_ring.h); the window is read from the unit at the head. Returns the
 // records consumed.
-__device__ u32 ServeHostRing(WorkerThread& w, HostRing& ring, DirectSlot* slots, u32 count, u64 now,
+__device__ u32 ServeHostRing(WorkerThread& w, HostRing& ring, DirectSlot* slots, u64 now,
                              const volatile u32* s_request) {
   const SystemParams* sys = w.sys;
   const u32 lane = LaneId();
@@ -649,6 +657,9 @@ __device__ u32 ServeHostRing(WorkerThread& w, HostRing& ring, DirectSlot* slots,
     const u64 record_in = GlobalTimerNs();
     u64 checked = 0;
 #endif
+#ifdef RK_ORDER_TRACE
+    const u32 trace_word = WindowWord(win, base + kLlHeaderWords);
+#endif
     // One of the first actors: hand a small thread-handler message over in
     // shared memory while none of its host messages wait in its mailbox and
     // its ring has room; forward past the ring only once it is empty, so
@@ -657,8 +668,14 @@ __device__ u32 ServeHostRing(WorkerThread& w, HostRing& ring, DirectSlot* slots,
     // here rather than read the window over the bus again — but not past
     // kDirectWaitNs, nor while the block is asked to meet (the owner may be
     // waiting for this warp at the barrier).
+    // Every position below kDirectSlots has its slot, whatever this warp's
+    // copy of the worker's actor count says: that copy is refreshed only
+    // every few iterations, and a message to an actor spawned since must
+    // still be counted in `pending` when it is forwarded (its owner, which
+    // may have loaded it already, counts it off when it takes it). Until its
+    // owner has loaded it (`actor`), the poller waits.
     const u32 pos = h.peer;
-    DirectSlot* slot = pos < kDirectSlots && pos < count ? &slots[pos] : nullptr;
+    DirectSlot* slot = pos < kDirectSlots ? &slots[pos] : nullptr;
     bool direct = false;
     u32 dtail = 0;
     if (slot != nullptr) {
@@ -693,13 +710,19 @@ __device__ u32 ServeHostRing(WorkerThread& w, HostRing& ring, DirectSlot* slots,
           failed = SlotGet(&slot->failed);
           pending = SlotGet(&slot->pending);
           eligible = eligible && failed == 0 && pending == 0;
+          // An actor that failed meanwhile is forwarded to, which takes the
+          // ring empty, not merely with room.
+          ok = ok && (eligible || dtail == head);
         }
 #ifdef RK_ASK_STAMPS
         checked = GlobalTimerNs();
 #endif
       }
       ok = __shfl_sync(0xFFFFFFFFu, ok, 0);
-      if (!ok) break;  // retried on the next poll
+      if (!ok) {
+        if (lane == 0) RK_ORDER_EVENT(kOrderNotReady, w.worker, eligible, h.actor, dtail, trace_word);
+        break;  // retried on the next poll
+      }
       direct = __shfl_sync(0xFFFFFFFFu, eligible, 0) != 0;
       dtail = __shfl_sync(0xFFFFFFFFu, dtail, 0);
     }
@@ -713,6 +736,7 @@ __device__ u32 ServeHostRing(WorkerThread& w, HostRing& ring, DirectSlot* slots,
       __syncwarp();
       if (lane == 0) {
         SlotSet(&slot->tail, dtail + 1);
+        RK_ORDER_EVENT(kOrderPutDirect, w.worker, 0, h.actor, dtail, trace_word);
         // Counted for the drain (Quiescent): handed over, not yet taken.
         atomicAdd(reinterpret_cast<unsigned long long*>(&sys->worker_stats[w.worker].handed), 1ull);
         RK_ASK_STAMP(h.correlation, kStampPollBegan, now);
@@ -752,6 +776,9 @@ __device__ u32 ServeHostRing(WorkerThread& w, HostRing& ring, DirectSlot* slots,
           reason = DeadLetterReason::kMailboxFull;
         } else if (slot != nullptr && lane == 0) {
           atomicAdd(&slot->pending, 1u);
+        }
+        if (reason == DeadLetterReason::kNone && lane == 0) {
+          RK_ORDER_EVENT(kOrderForward, w.worker, 0, h.actor, ring.head + units, trace_word);
         }
       }
       ring.full_since_ns = 0;
@@ -876,7 +903,11 @@ __device__ u32 ServeDirect(WorkerThread& w, OwnedActor& o, DirectSlot* d) {
     RK_ASK_STAMP(r.h.correlation, kStampDirectSeen, seen);
     MarkRunning(w, RunningEntry(o.index, r.h.type));
     // ctx.retry_later: the entry stays, and is handled again later.
-    if (HandleOne<true>(w, o, r) == Handled::kRetry) break;
+    if (HandleOne<true>(w, o, r) == Handled::kRetry) {
+      RK_ORDER_EVENT(kOrderDirectRetry, w.worker, tail - head, o.index, head, w.buf[0]);
+      break;
+    }
+    RK_ORDER_EVENT(kOrderDirectTake, w.worker, tail - head, o.index, head, w.buf[0]);
     // The entry is free for the poller once it is handled.
     __threadfence_block();
     SlotSet(&d->head, head + 1);
@@ -990,7 +1021,7 @@ __device__ void WorkerLoop(const SystemParams* sys, u32 worker, u8* smem) {
     if (warp == 0) {
       // The poller. Only a worker with actors has host messages: the others
       // never touch the bus.
-      if (count != 0) did |= ServeHostRing(w, ring, s_direct, count, now, &s_request);
+      if (count != 0) did |= ServeHostRing(w, ring, s_direct, now, &s_request);
     } else {
       // Serves the mailbox of the actor at list position `a`; queues it for
       // the block when its next message needs a block handler. True when it

@@ -100,6 +100,22 @@ enum class ActorState : u32 {
   kFailed = 2,   // ctx.fail(code): receives nothing more
 };
 
+// A diagnostic build (-D RK_ORDER_TRACE) logs every step of every host
+// message's delivery on the GPU into the device array rk_order_trace, four
+// words an event — kind | worker << 8 | aux << 16, the actor, a position,
+// the payload's first word — up to kOrderTraceEvents events;
+// rk_order_trace_n counts them (past the end too).
+enum OrderEvent : u32 {
+  kOrderPutDirect = 1,    // poller: handed over at hand-over ring position `pos`
+  kOrderForward = 2,      // poller: forwarded into the mailbox (pos: host ring unit)
+  kOrderDirectTake = 3,   // owner: handled hand-over `pos` (aux: tail - head)
+  kOrderDirectRetry = 4,  // owner: hand-over `pos` asked to be retried
+  kOrderMailTake = 5,     // owner: handled a forwarded host message at mailbox `pos`
+  kOrderMailRetry = 6,    // owner: ... which asked to be retried
+  kOrderNotReady = 7,     // poller: no room in the hand-over ring (aux: eligible)
+};
+inline constexpr u32 kOrderTraceEvents = 1u << 22;
+
 }  // namespace rk
 
 #endif  // RINGKERNEL_DEVICE_TYPES_H_

@@ -59,6 +59,9 @@ struct PidState {
   float last_u;
   int last_seq;
   int histogram[8];
+  long long out_of_order;  // Samples that arrived other than right after the last one handled
+  int first_bad_seq;       // the first such, and the last seq handled before it
+  int first_bad_last;
 };
 struct RK_ACTOR Pid {
   rk::ActorId mixer;
@@ -70,6 +73,15 @@ struct RK_ACTOR Pid {
     src = w.src;
   }
   RK_HANDLER void on(const Sample& m, rk::Ctx& ctx) {
+    // The host sends each controller's samples in order (a retried one
+    // comes again before the next).
+    if (m.seq != s.last_seq + 1) {
+      if (s.out_of_order == 0) {
+        s.first_bad_seq = m.seq;
+        s.first_bad_last = s.last_seq;
+      }
+      ++s.out_of_order;
+    }
     const float e = m.setpoint - m.measured;
     const float integral = s.integral + e;
     const float d = e - s.prev_error;

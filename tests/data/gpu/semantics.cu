@@ -131,8 +131,13 @@ struct RK_ACTOR Fragile {
       ctx.fail(static_cast<unsigned>(p.fail_code));
       return;
     }
+    // The reply first: one that meets a full ring back (dead letters may
+    // fill it) is retried, with nothing counted yet.
+    if (ctx.reply(Poked{pokes + 1}) == rk::SendStatus::kFull) {
+      ctx.retry_later();
+      return;
+    }
     ++pokes;
-    ctx.reply(Poked{pokes});
   }
 };
 
