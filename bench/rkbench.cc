@@ -19,12 +19,13 @@
 // Every measurement is a CSV row:
 //   experiment,configuration,trial,iteration,metric,value,unit,timestamp
 // and a summary (p50/p99/mean per configuration) is printed at the end.
+#include <unistd.h>
 #include <x86intrin.h>
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -129,8 +130,8 @@ absl::Status TimeFloorRoundTrip(Baselines& base, Recorder& rec, const Options& o
 // RingKernel's round trip: Asks of the Echo actor, each checked
 // (`persistent_ask_roundtrip`). `*seq` numbers the pings.
 absl::Status TimeEchoAsks(System& sys, ActorId echo, Recorder& rec, const Options& o, const std::string& exp,
-                          unsigned long long* seq) {
-  return TimeHost(rec, o, exp, "persistent_ask_roundtrip", "latency_us", [&]() -> absl::Status {
+                          unsigned long long* seq, const std::string& config = "persistent_ask_roundtrip") {
+  return TimeHost(rec, o, exp, config, "latency_us", [&]() -> absl::Status {
     const unsigned long long n = ++*seq;
     absl::StatusOr<Pong> p = sys.Ask<Pong>(echo, Ping{n}, absl::Seconds(1));
     if (!p.ok()) return p.status();
@@ -267,6 +268,9 @@ absl::Status AskStamps(Runtime& runtime, const Program& program, Recorder& rec, 
   return absl::OkStatus();
 }
 
+absl::Status TimeRally(System& sys, Recorder& rec, const Options& o, const std::string& exp,
+                       const std::string& prefix);
+
 // One K2K hop, timed on the GPU with %globaltimer: half of each round trip of
 // a rally between two actors on different workers. First, while no actor
 // system holds the SMs, its floor in the same process: two blocks
@@ -284,16 +288,26 @@ absl::Status K2kHop(Runtime& runtime, const Program& program, Recorder& rec, con
                 floor.ns_per_cycle);
   }
   RK_ASSIGN_OR_RETURN(std::unique_ptr<System> sys, runtime.Start(program, BaseSystemOptions(o)));
-  RK_ASSIGN_OR_RETURN(ActorId a, sys->Spawn("Rallier", "a"));
-  RK_ASSIGN_OR_RETURN(ActorId b, sys->Spawn("Rallier", "b"));
+  RK_RETURN_IF_ERROR(TimeRally(*sys, rec, o, exp, ""));
+  RK_RETURN_IF_ERROR(sys->Stop().status());
+  return absl::OkStatus();
+}
+
+// A rally between two Ralliers on different workers of `sys`: per round
+// trip, half of it (the hop, `global_memory_mailbox`), and its parts as the
+// handlers saw them. `prefix` goes before each configuration's name.
+absl::Status TimeRally(System& sys, Recorder& rec, const Options& o, const std::string& exp,
+                       const std::string& prefix) {
+  RK_ASSIGN_OR_RETURN(ActorId a, sys.Spawn("Rallier", prefix + "a"));
+  RK_ASSIGN_OR_RETURN(ActorId b, sys.Spawn("Rallier", prefix + "b"));
   const int rounds = ((o.warmup + o.iterations) + 31) / 32 * 32;
-  RK_RETURN_IF_ERROR(sys->Send(a, Rally{b, rounds}));
+  RK_RETURN_IF_ERROR(sys.Send(a, Rally{b, rounds}));
   // Per round trip: half of it (the hop), and its parts as the handlers saw
   // them (send call → the receiver's handler, each direction; the send call).
   std::vector<double> one_hop, arrive, send_call;
   bool done = false;
   while (!done) {
-    RK_ASSIGN_OR_RETURN(std::optional<Message> m, sys->Receive(absl::Seconds(10)));
+    RK_ASSIGN_OR_RETURN(std::optional<Message> m, sys.Receive(absl::Seconds(10)));
     if (!m.has_value()) return absl::DeadlineExceededError("the rally stopped");
     if (m->type == "RallySample") {
       RK_ASSIGN_OR_RETURN(RallySample s, m->As<RallySample>());
@@ -309,11 +323,43 @@ absl::Status K2kHop(Runtime& runtime, const Program& program, Recorder& rec, con
   int it = 0;
   for (size_t i = static_cast<size_t>(o.warmup); i < one_hop.size() && it < o.iterations; ++i) {
     ++it;
-    rec.Add(exp, "global_memory_mailbox", it, "one_hop_us", one_hop[i], "microseconds");
-    rec.Add(exp, "send_call_to_handler", it, "one_hop_us", arrive[i], "microseconds");
-    rec.Add(exp, "send_call", it, "latency_us", send_call[i], "microseconds");
+    rec.Add(exp, prefix + "global_memory_mailbox", it, "one_hop_us", one_hop[i], "microseconds");
+    rec.Add(exp, prefix + "send_call_to_handler", it, "one_hop_us", arrive[i], "microseconds");
+    rec.Add(exp, prefix + "send_call", it, "latency_us", send_call[i], "microseconds");
   }
-  RK_RETURN_IF_ERROR(sys->Stop().status());
+  return absl::OkStatus();
+}
+
+// What the device timeline costs (System::StartTrace): the K2K hop and the
+// Ask with bench.cu built without tracing (`untraced_`), built with it while
+// no trace runs (`trace_off_`), and with a trace running (`trace_on_`), one
+// system after another in this process. The trace goes to a temporary file.
+absl::Status TraceCost(Runtime& runtime, const Program& plain, Recorder& rec, const Options& o) {
+  const std::string exp = "trace_cost";
+  CompileOptions co;
+  co.trace = true;
+  absl::StatusOr<Program> traced = runtime.CompileFiles({std::string(RK_SOURCE_DIR) + "/handlers/bench.cu"}, co);
+  if (!traced.ok()) traced = runtime.CompileFiles({"handlers/bench.cu"}, co);
+  if (!traced.ok()) return traced.status();
+  struct Config {
+    const char* name;
+    const Program* program;
+    bool on;
+  };
+  const char* tmp = std::getenv("TMPDIR");
+  const std::string path = absl::StrCat(tmp != nullptr ? tmp : "/tmp", "/rkbench_trace_", ::getpid(), ".json");
+  for (const Config& c : {Config{"untraced_", &plain, false}, Config{"trace_off_", &*traced, false},
+                          Config{"trace_on_", &*traced, true}}) {
+    RK_ASSIGN_OR_RETURN(std::unique_ptr<System> sys, runtime.Start(*c.program, BaseSystemOptions(o)));
+    if (c.on) RK_RETURN_IF_ERROR(sys->StartTrace(path));
+    RK_RETURN_IF_ERROR(TimeRally(*sys, rec, o, exp, c.name));
+    RK_ASSIGN_OR_RETURN(ActorId echo, sys->Spawn("Echo", absl::StrCat(c.name, "echo")));
+    unsigned long long seq = 0;
+    RK_RETURN_IF_ERROR(TimeEchoAsks(*sys, echo, rec, o, exp, &seq, absl::StrCat(c.name, "ask_roundtrip")));
+    if (c.on) RK_RETURN_IF_ERROR(sys->StopTrace());
+    RK_RETURN_IF_ERROR(sys->Stop().status());
+  }
+  std::remove(path.c_str());
   return absl::OkStatus();
 }
 
@@ -362,6 +408,7 @@ int Usage(const std::string& problem) {
                "usage: rkbench --experiment NAME [--experiment NAME...] [options]\n"
                "  experiments: exp1 hop paths exp2 exp3 exp4 exp5 exp6 exp7 exp8 all | jit kernels (no GPU)\n"
                "               | ask_stamps (with --package of a build with -D RK_ASK_STAMPS)\n"
+               "               | trace_cost (the hop and the Ask untraced, traced off and on)\n"
                "  --trial N --warmup N --iterations N --csv FILE --device N --track-running 0|1\n"
                "  --package FILE               run this actorc build of handlers/bench.cu (same message\n"
                "                               types) instead of compiling it: another runtime build's\n"
@@ -475,8 +522,8 @@ int Main(int argc, char** argv) {
   if (o.experiments.empty()) o.experiments = {"exp1", "hop"};
 
   // The GPU experiments, in the order given, but exp8 and then exp7 last.
-  const std::vector<std::string> known = {"exp1", "hop", "ask_stamps", "paths", "exp2", "exp3", "exp4",
-                                          "exp5", "exp6", "exp8", "exp7"};
+  const std::vector<std::string> known = {"exp1", "hop", "ask_stamps", "trace_cost", "paths", "exp2", "exp3",
+                                          "exp4", "exp5", "exp6", "exp8", "exp7"};
   std::vector<std::string> gpu;
   bool jit = false, kernels = false;
   for (const std::string& e : o.experiments) {
@@ -485,9 +532,10 @@ int Main(int argc, char** argv) {
     } else if (e == "kernels") {
       kernels = true;
     } else if (e == "all") {
-      // ask_stamps needs a measurement build of the program: not in "all".
+      // ask_stamps needs a measurement build of the program, and
+      // trace_cost builds its own: not in "all".
       for (const std::string& k : known) {
-        if (k != "ask_stamps") gpu.push_back(k);
+        if (k != "ask_stamps" && k != "trace_cost") gpu.push_back(k);
       }
     } else if (std::find(known.begin(), known.end(), e) != known.end()) {
       gpu.push_back(e);
@@ -559,6 +607,7 @@ int Main(int argc, char** argv) {
     if (e == "exp1") s = Exp1(**runtime, *program, rec, o);
     else if (e == "hop") s = K2kHop(**runtime, *program, rec, o);
     else if (e == "ask_stamps") s = AskStamps(**runtime, *program, rec, o);
+    else if (e == "trace_cost") s = TraceCost(**runtime, *program, rec, o);
     else if (e == "paths") s = ExpPaths(bench);
     else if (e == "exp2") s = Exp2K2kThroughput(bench);
     else if (e == "exp3") s = Exp3Scaling(bench);

@@ -135,6 +135,7 @@ jit::BuildOptions BuildOptionsFor(const DeviceInfo& info, const CompileOptions& 
   b.ptx = true;
   b.max_payload = options.max_payload;
   b.defines = options.defines;
+  if (options.trace) b.defines.push_back("RK_TRACE");
   b.include_dirs = options.include_dirs;
   b.line_info = options.line_info;
   return b;

@@ -49,6 +49,10 @@ T Load(const T* p) {
   return __atomic_load_n(p, __ATOMIC_ACQUIRE);
 }
 
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
+}
+
 KernelPhase PhaseOf(uint64_t state) {
   switch (static_cast<KernelState>(state)) {
     case KernelState::kNotStarted: return KernelPhase::kStarting;
@@ -336,6 +340,7 @@ absl::Status SystemImpl::Init() {
   p.flush_interval_ns = static_cast<u64>(std::max<int64_t>(absl::ToInt64Nanoseconds(o.flush_interval), 10000));
   p.ingress_full_timeout_ns = static_cast<u64>(std::max<int64_t>(absl::ToInt64Nanoseconds(o.ingress_full_timeout), 0));
   p.track_running = o.track_running ? 1 : 0;
+  RK_RETURN_IF_ERROR(InitTrace());
   std::memcpy(table_image.data(), &p, sizeof(p));
   RK_RETURN_IF_ERROR(tables_->UploadAsync(*copy_stream_, table_image.data(), table_image.size(), 0));
   RK_RETURN_IF_ERROR(copy_stream_->Synchronize());
@@ -391,6 +396,10 @@ void SystemImpl::ReaderLoop() {
       if (LlWordFlag(LoadRelaxedSys(slot)) != LlFlag(head, log2)) continue;
       absl::MutexLock lock(&out_mu_);
       found = DrainRingLocked(w) != 0 || found;
+    }
+    if (tracing_.load(std::memory_order_relaxed)) {
+      absl::MutexLock lock(&trace_mu_);
+      DrainTraceLocked();
     }
     sleep = found ? kReaderBusySleep : std::min(sleep * 2, kReaderIdleSleep);
     std::this_thread::sleep_for(sleep);
@@ -934,6 +943,15 @@ absl::Status SystemImpl::ResolveTypeSlot(uint32_t slot, const char* name, const 
 
 absl::Status SystemImpl::Send(ActorId to, uint32_t type_id, const void* bytes, size_t size, uint64_t correlation,
                               absl::Time deadline) {
+  if (!tracing_.load(std::memory_order_relaxed)) return SendUntraced(to, type_id, bytes, size, correlation, deadline);
+  const int64_t begin = NowNs();
+  absl::Status s = SendUntraced(to, type_id, bytes, size, correlation, deadline);
+  RecordHostCall("Send", begin, to.value, type_id, 0, s.ok());
+  return s;
+}
+
+absl::Status SystemImpl::SendUntraced(ActorId to, uint32_t type_id, const void* bytes, size_t size,
+                                      uint64_t correlation, absl::Time deadline) {
   if (!admission_.open()) return NotAccepting("Send");
   if (to.value >= actor_count_.load(std::memory_order_acquire)) {
     return to.is_host() ? Invalid("Send: the host cannot send to itself")
@@ -1024,13 +1042,22 @@ absl::StatusOr<Message> SystemImpl::TakeAnswer(PendingMap::iterator it) {
 absl::StatusOr<Message> SystemImpl::Ask(ActorId to, uint32_t type_id, const void* bytes, size_t size,
                                         absl::Duration timeout) {
   const uint64_t correlation = next_correlation_.fetch_add(1, std::memory_order_relaxed);
+  if (!tracing_.load(std::memory_order_relaxed)) return AskUntraced(to, type_id, bytes, size, timeout, correlation);
+  const int64_t begin = NowNs();
+  absl::StatusOr<Message> r = AskUntraced(to, type_id, bytes, size, timeout, correlation);
+  RecordHostCall("Ask", begin, to.value, type_id, internal::AskFlow(correlation), r.ok());
+  return r;
+}
+
+absl::StatusOr<Message> SystemImpl::AskUntraced(ActorId to, uint32_t type_id, const void* bytes, size_t size,
+                                                absl::Duration timeout, uint64_t correlation) {
   {
     absl::MutexLock lock(&out_mu_);
     pending_[correlation] = PendingAsk{};
   }
   const auto start = Clock::now();
   const auto deadline = start + absl::ToChronoNanoseconds(timeout);
-  absl::Status sent = Send(to, type_id, bytes, size, correlation, absl::Now() + timeout);
+  absl::Status sent = SendUntraced(to, type_id, bytes, size, correlation, absl::Now() + timeout);
   if (!sent.ok()) {
     absl::MutexLock lock(&out_mu_);
     pending_.erase(correlation);
@@ -1339,6 +1366,11 @@ absl::StatusOr<StopReport> SystemImpl::Stop(absl::Duration timeout) {
     report.unhandled += a.depth;
     report.actors.push_back(std::move(a));
   }
+  // A trace still running ends with the kernel: its file is written now.
+  if (tracing_.load()) {
+    absl::Status t = FinishTrace(/*kernel_exited=*/true);
+    if (!t.ok()) report.trace_error = std::string(t.message());
+  }
   absl::MutexLock lock(&out_mu_);
   DrainLocked();
   report.dead_letters = std::exchange(dead_letters_, {});
@@ -1416,6 +1448,9 @@ absl::StatusOr<SystemStats> System::Stats(bool fresh) { return impl_->Stats(fres
 absl::Status System::Health() { return impl_->Health(); }
 absl::StatusOr<StopReport> System::Stop(absl::Duration timeout) { return impl_->Stop(timeout); }
 KernelPhase System::phase() const { return impl_->phase(); }
+absl::Status System::StartTrace(std::string_view path) { return impl_->StartTrace(path); }
+absl::Status System::StopTrace() { return impl_->StopTrace(); }
+bool System::tracing() const { return impl_->tracing(); }
 uint32_t System::workers() const { return impl_->workers(); }
 uint32_t System::threads_per_block() const { return impl_->threads_per_block(); }
 System::MemoryUsage System::Memory() const { return impl_->Memory(); }

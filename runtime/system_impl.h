@@ -36,6 +36,7 @@
 #include "runtime/mapped_buffer.h"
 #include "runtime/module.h"
 #include "runtime/stream.h"
+#include "runtime/trace_events.h"
 #include "runtime/writer_gate.h"
 
 namespace rk {
@@ -88,6 +89,10 @@ class SystemImpl {
   uint32_t workers() const { return params_.num_workers; }
   uint32_t threads_per_block() const { return params_.threads_per_block; }
   System::MemoryUsage Memory() const;
+  // The device timeline (system_trace.cc). Both take trace_session_mu_.
+  absl::Status StartTrace(std::string_view path);
+  absl::Status StopTrace();
+  bool tracing() const { return tracing_.load(std::memory_order_relaxed); }
 
  private:
   struct ActorRecord {
@@ -107,6 +112,35 @@ class SystemImpl {
       : runtime_(std::move(runtime)), package_(std::move(package)), options_(options) {}
 
   absl::Status Init();
+  absl::Status SendUntraced(ActorId to, uint32_t type_id, const void* bytes, size_t size, uint64_t correlation,
+                            absl::Time deadline);
+  absl::StatusOr<Message> AskUntraced(ActorId to, uint32_t type_id, const void* bytes, size_t size,
+                                      absl::Duration timeout, uint64_t correlation);
+
+  // ---- The device timeline (system_trace.cc). ----
+  // A record taken from a trace ring, with the ring it came from.
+  struct RawTraceRecord {
+    TraceRecord r;
+    uint32_t ring;
+  };
+  // A pair of clock readings taken together: the GPU's %globaltimer and the
+  // host's steady clock, in ns.
+  struct ClockPair {
+    uint64_t gpu_ns;
+    int64_t host_ns;
+  };
+  // Allocates the rings if the program records a timeline (Init).
+  absl::Status InitTrace();
+  // Switches recording on the GPU and reads the clocks around it.
+  absl::StatusOr<ClockPair> SwitchTrace(bool on);
+  // Takes every complete record from the trace rings.
+  void DrainTraceLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(trace_mu_);
+  // Waits (up to `timeout`) until every ring's writers saw the switch.
+  bool WaitTraceSeen(uint64_t on, absl::Duration timeout);
+  // Ends the running trace: drains, converts, writes the file.
+  absl::Status FinishTrace(bool kernel_exited);
+  void RecordHostCall(const char* call, int64_t begin_ns, uint32_t actor, uint32_t type_id, uint64_t flow, bool ok);
+  TraceRingHeader* TraceRing(uint32_t r) const { return TraceRingAt(trace_host_, params_.trace_log2, r); }
   // The producer side of one host → GPU ring, each index on its own line.
   struct alignas(64) RingProducer {
     u64 tail = 0;
@@ -206,7 +240,7 @@ class SystemImpl {
   // waits for every admitted Send to finish its record.
   WriterGate admission_;
   // Lock order (a thread holding one may take only those after it):
-  //   spawn_mu_ → control_mu_ → out_mu_ → mu_ → state_mu_
+  //   trace_session_mu_ → spawn_mu_ → control_mu_ → out_mu_ → trace_mu_ → mu_ → state_mu_
   // (hook_mu_ is held alone, only to set or take the PauseNextSend hook.)
   // spawn_mu_ is held across a whole Spawn, including the wait for the GPU;
   // control_mu_ while a control record is written (and CheckKernel runs when
@@ -280,6 +314,24 @@ class SystemImpl {
   bool holds_runtime_ = false;
   std::atomic<bool> runtime_returned_{false};
   bool forced_halt_ = false;
+
+  // The device timeline: its rings (null unless the program records one),
+  // the trace running (StartTrace to StopTrace or Stop) and what was taken.
+  // trace_session_mu_ is held across StartTrace and StopTrace (which write
+  // control records and wait for the GPU); trace_mu_ only while records are
+  // taken or added (the reader, host calls).
+  std::optional<cuda::MappedBuffer> trace_buf_;
+  u8* trace_host_ = nullptr;
+  uint32_t trace_rings_ = 0;
+  absl::Mutex trace_session_mu_;
+  std::atomic<bool> tracing_{false};
+  absl::Mutex trace_mu_;
+  std::string trace_path_ ABSL_GUARDED_BY(trace_mu_);
+  std::vector<uint64_t> trace_next_ ABSL_GUARDED_BY(trace_mu_);  // per ring: the next record to take
+  std::vector<uint64_t> trace_dropped_base_ ABSL_GUARDED_BY(trace_mu_);  // per ring: drops before this trace
+  std::vector<RawTraceRecord> trace_raw_ ABSL_GUARDED_BY(trace_mu_);
+  std::vector<internal::HostTraceEvent> trace_host_events_ ABSL_GUARDED_BY(trace_mu_);
+  std::vector<ClockPair> trace_clocks_ ABSL_GUARDED_BY(trace_mu_);
 };
 
 }  // namespace rk

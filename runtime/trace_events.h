@@ -49,6 +49,14 @@ struct HostTraceEvent {
   bool ok = true;
 };
 
+// Flow ids: a send to an actor's mailbox and the handler that took it name
+// the receiver and the mailbox position; a host Ask and the handler that
+// took its message name the Ask's correlation.
+inline uint64_t MailboxFlow(uint32_t receiver, uint32_t position) {
+  return uint64_t{1} << 63 | uint64_t{receiver} << 32 | position;
+}
+inline uint64_t AskFlow(uint64_t correlation) { return uint64_t{1} << 62 | (correlation & 0xFFFFFFFFu); }
+
 struct TraceNames {
   std::function<std::string(uint32_t)> actor;    // an actor id's name ("bank (Bank)")
   std::function<std::string(uint32_t)> message;  // a message type id's name
@@ -63,7 +71,24 @@ struct TraceContents {
 
 // Writes `t` in the Chrome trace-event JSON format (Perfetto's UI and
 // chrome://tracing open it).
+//
+// Processes: 1 the workers (tid worker + 1), 2 the actors (tid id + 1), 3
+// the host (tid 1); a track whose slices overlap gets further lanes (tids
+// above the others, "worker 3 (2)"). Times in µs relative to the first
+// event. Flow ids are hex strings ("0x1f"); a retried message's flow ends at
+// its first handler. otherData counts dropped events (also shown as a global
+// instant), flows, unmatched flows and ends, and handlers left unfinished.
+// Deterministic for a given `t`, in any order. Errors: FailedPrecondition if
+// `out` has already failed, DataLoss if writing to it fails. Names callbacks
+// may be null ("actor 3", "message 7").
 absl::Status WriteChromeTrace(const TraceContents& t, const TraceNames& names, std::ostream& out);
+
+// Checks that `json_text` is a trace a viewer can open: an object with a
+// "traceEvents" array (or a bare array of events), each event with the
+// fields its phase requires (name, ph, ts, pid, tid; dur for X; id for
+// s/t/f and b/e/n; the scope s for i; args for M and C). InvalidArgument
+// naming the first bad event ("traceEvents[12] (\"foo\"): no \"dur\"").
+absl::Status ValidateChromeTrace(const std::string& json_text);
 
 }  // namespace rk::internal
 

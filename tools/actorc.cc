@@ -6,7 +6,7 @@
 //   actorc build   FILES... -o APP.rkpkg [--arch sm_89,sm_90] [--max-payload BYTES]
 //   actorc inspect APP.rkpkg [--json]                actors, handlers, layouts, routes, per-arch resources
 //   actorc header  APP.rkpkg -o APP.h                typed host header
-//   actorc run     (FILES...|APP.rkpkg) --script S.jsonl [--device N]
+//   actorc run     (FILES...|APP.rkpkg) --script S.jsonl [--device N] [--trace OUT.json]
 //
 // Exit codes: 0 success; 1 a problem in the user's input (fragments,
 // packages, scripts), with diagnostics on stderr; 2 a usage or environment
@@ -47,6 +47,8 @@ constexpr char kUsage[] =
     "  actorc header  APP.rkpkg -o APP.h                  write a typed host header\n"
     "  actorc run     (FILES...|APP.rkpkg) --script S.jsonl [--device N] [options]\n"
     "                                                     run a JSON-lines script on the GPU\n"
+    "  --trace OUT.json       (run) record the device timeline and write it for Perfetto's UI; the\n"
+    "                         fragments are built with tracing (a package must have been)\n"
     "options for check, build and run (with FILES):\n"
     "  --arch sm_89,sm_90     architectures to build cubins for (default: sm_89,sm_90); PTX is added\n"
     "  --max-payload BYTES    largest message (default 4096)\n"
@@ -54,6 +56,7 @@ constexpr char kUsage[] =
     "  -I DIR, -D NAME[=VAL]  include directory / define for the fragments\n"
     "  --no-cache             do not use the compile cache\n"
     "  --timings              print where the build's time went\n"
+    "  --trace                (check, build) build with the device timeline compiled in (-D RK_TRACE)\n"
     "exit codes: 0 ok, 1 error in the input (diagnostics printed), 2 usage or environment error\n";
 
 struct Args {
@@ -61,6 +64,7 @@ struct Args {
   std::vector<std::string> inputs;
   std::string output;
   std::string script;
+  std::string trace;  // run --trace FILE
   int device = 0;
   bool json = false;
   bool no_cache = false;
@@ -112,6 +116,11 @@ int ParseArgs(int argc, char** argv, Args* args) {
       const long n = std::strtol(v.c_str(), &end, 10);
       if (end == v.c_str() || *end != 0 || n <= 0) return Usage("--max-payload needs a number of bytes, got '" + v + "'");
       args->build.max_payload = static_cast<uint32_t>(n);
+    } else if (a == "--trace") {
+      // run: where the timeline goes (and the fragments get it compiled
+      // in); check and build: compile it in.
+      if (args->command == "run" && !value(&args->trace)) return Usage("--trace needs a file name");
+      args->build.defines.push_back("RK_TRACE");
     } else if (a == "--no-ptx") {
       args->build.ptx = false;
     } else if (a == "--no-cache") {
@@ -406,8 +415,18 @@ int Run(const Args& args) {
     std::cerr << "actorc: cannot start the system: " << system.status().message() << "\n";
     return kUsageError;
   }
+  if (!args.trace.empty()) {
+    if (absl::Status t = (*system)->StartTrace(args.trace); !t.ok()) {
+      std::cerr << "actorc: " << t.message() << "\n";
+      (void)(*system)->Stop();
+      return t.code() == absl::StatusCode::kFailedPrecondition ? kUserError : kUsageError;
+    }
+  }
   absl::Status s = RunScript(*script, args.script, internal::ProgramAccess::Package(*program).model, **system, std::cout);
   std::cout.flush();
+  if (!args.trace.empty()) {
+    std::cerr << "actorc: timeline written to " << args.trace << " (open it in ui.perfetto.dev)\n";
+  }
   if (!s.ok()) {
     std::cerr << "actorc: " << s.message() << "\n";
     return s.code() == absl::StatusCode::kAborted || s.code() == absl::StatusCode::kFailedPrecondition ? kUsageError

@@ -430,6 +430,7 @@ absl::Status RunScript(const Script& script, const std::string& name, const jit:
     if (report->dead_letters_dropped != 0) stopped["dead_letters_dropped"] = report->dead_letters_dropped;
     if (report->failures_dropped != 0) stopped["failures_dropped"] = report->failures_dropped;
     if (report->reports_lost != 0) stopped["reports_lost"] = report->reports_lost;
+    if (!report->trace_error.empty()) stopped["trace_error"] = report->trace_error;
     out << json{{"stopped", stopped}}.dump() << "\n";
   }
   if (!failure.ok()) {

@@ -69,6 +69,10 @@ struct Source {
 struct CompileOptions {
   uint32_t max_payload = 4096;
   std::vector<std::string> defines;
+  // Record the device timeline (System::StartTrace): defines RK_TRACE.
+  // Costs nothing when false; when true, a little on every handler and send
+  // while a trace runs, and a test of a shared-memory flag otherwise.
+  bool trace = false;
   std::vector<std::string> include_dirs;
   bool line_info = true;
 };

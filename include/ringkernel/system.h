@@ -73,6 +73,12 @@ struct SystemOptions {
   // sends to rk::host() into a full ring is refused with kFull instead.
   uint32_t host_ring_capacity = 1024;
   uint32_t outbound_ring_capacity = 1024;
+  // Events of the device timeline that each worker's ring holds (a power of
+  // two in [2^8, 2^22], 32 bytes each, in mapped memory) until the host's
+  // background reader drains it. Only a program built with tracing
+  // (CompileOptions::trace, `actorc build --trace`) allocates them; an event
+  // that finds its ring full is dropped and counted in the trace.
+  uint32_t trace_capacity = 1u << 14;
   // What the host keeps of what comes back until the application takes it.
   // Dead letters (TakeDeadLetters) and failures (TakeFailures) beyond their
   // bound are dropped and counted (SystemStats and StopReport:
@@ -196,6 +202,9 @@ struct StopReport {
   // halting and the ring stayed full 1 ms more. The actors' dead_lettered
   // counters still count them.
   uint64_t reports_lost = 0;
+  // Why the trace that was running (System::StartTrace) could not be
+  // written; empty if none ran or it was written.
+  std::string trace_error;
 
   std::string ToString() const;
 };
@@ -290,6 +299,20 @@ class System {
   // way to kill a running kernel): destroying the System and its Runtime
   // then returns at once and leaves the device to the process's exit.
   absl::StatusOr<StopReport> Stop(absl::Duration timeout = absl::Seconds(10));
+
+  // The device timeline (a program built with CompileOptions::trace):
+  // from StartTrace on, every worker records its handlers' begin and end,
+  // sends, dead letters, retries and faults, and the mailboxes' depths, on
+  // the GPU's clock, and the host records its Send, Ask and Spawn calls;
+  // StopTrace (or Stop) writes them to `path` in the Chrome trace-event JSON
+  // format, which Perfetto's UI (ui.perfetto.dev) and chrome://tracing open:
+  // a track per worker, per actor and for the host, and a flow arrow from
+  // each send to the handler that received it. Events lost to a full ring
+  // are counted in the file and shown in it. FailedPrecondition if the
+  // program records no timeline or a trace is already running.
+  absl::Status StartTrace(std::string_view path);
+  absl::Status StopTrace();
+  bool tracing() const;
 
   KernelPhase phase() const;
   // Worker blocks and threads per block of the launch.

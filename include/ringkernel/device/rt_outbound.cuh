@@ -26,6 +26,7 @@
 #define RINGKERNEL_DEVICE_RT_OUTBOUND_CUH_
 
 #include "ringkernel/device/rt_base.cuh"
+#include "ringkernel/device/rt_trace.cuh"
 
 namespace rk {
 namespace detail {
@@ -48,6 +49,7 @@ struct OutboundCursor {
   u64* slots;
   u32 log2;
   u32 slot_words;
+  RK_TRACE_ONLY(TraceCursor trace;)  // the block's timeline ring (rt_trace.cuh)
 };
 
 __device__ __forceinline__ OutRing WorkerOutRing(const SystemParams* sys, u32 worker, OutboundCursor* c) {

@@ -126,6 +126,8 @@ __device__ __forceinline__ SendStatus SendToActor(CtxData& d, u32 to, u32 type, 
   }
   MailboxWriteTyped<kSize, kAlign>(slot, c.inline_words, LlFlag(pos, c.log2), h, payload);
   ++d.sent;
+  RK_TRACE_EVENT(sys, &static_cast<OutboundCursor*>(d.outbound)->trace, TraceKindType(TraceKind::kSend, type), d.self,
+                 to, static_cast<u32>(pos));
   return SendStatus::kOk;
 }
 
@@ -146,6 +148,9 @@ __device__ __forceinline__ SendStatus SendToHostFromActor(CtxData& d, u32 type, 
   const SendStatus s = SendToHostRing(d.sys, d.worker, d.outbound, d.self, d.hlc, type, payload, size, correlation);
   if (s == SendStatus::kOk) {
     ++d.sent;
+    RK_TRACE_EVENT(d.sys, &static_cast<OutboundCursor*>(d.outbound)->trace,
+                   TraceKindType(TraceKind::kSend, type, kTraceFlowAsk), d.self, kHostActorValue,
+                   static_cast<u32>(correlation));
   } else if (s == SendStatus::kFull) {
     ++d.send_full;
   } else {
@@ -165,6 +170,9 @@ __device__ __forceinline__ SendStatus SendToHostTyped(CtxData& d, u32 type, cons
     const LlHeader h = OutboundHeader(OutboundKind::kMessage, 0, type, kSize, d.self, 0, correlation, d.hlc);
     if (OutboundTryWriteTyped<kSize, kAlign>(static_cast<OutboundCursor*>(d.outbound), h, payload)) {
       ++d.sent;
+      RK_TRACE_EVENT(d.sys, &static_cast<OutboundCursor*>(d.outbound)->trace,
+                     TraceKindType(TraceKind::kSend, type, kTraceFlowAsk), d.self, kHostActorValue,
+                     static_cast<u32>(correlation));
       return SendStatus::kOk;
     }
   }
@@ -211,6 +219,8 @@ __device__ __noinline__ void FailActor(const SystemParams* sys, ActorSlot* slot,
                                        u32 self, u32 sender, u64 hlc, u32 code) {
   slot->fail_code = code;
   StoreReleaseGpu32(&slot->status, static_cast<u32>(ActorState::kFailed));
+  RK_TRACE_EVENT(sys, &static_cast<OutboundCursor*>(outbound)->trace, TraceKindType(TraceKind::kFault, 0), self, code,
+                 sender);
   // Tell the host now (a rare path: the bus write is worth it).
   StoreRelaxedSys(&sys->actor_control[self].status,
                   static_cast<u64>(ActorState::kFailed) | static_cast<u64>(code) << 32);

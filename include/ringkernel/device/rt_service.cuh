@@ -13,6 +13,7 @@
 #define RINGKERNEL_DEVICE_RT_SERVICE_CUH_
 
 #include "ringkernel/device/rt_base.cuh"
+#include "ringkernel/device/rt_trace.cuh"
 
 namespace rk {
 namespace detail {
@@ -153,6 +154,11 @@ __device__ void IngressLoop(const SystemParams* sys) {
         StoreReleaseGpu(&sys->shared->run.value, static_cast<u64>(KernelState::kDraining));
       } else if (op == ControlOp::kHalt) {
         StoreReleaseGpu(&sys->shared->run.value, static_cast<u64>(KernelState::kHalting));
+      } else if (op == ControlOp::kTrace) {
+        // The clock first: the host pairs it with the times around its
+        // wait for this record's ack (the release below orders it first).
+        StoreRelaxedSys(&sys->control->trace_clock.value, GlobalTimerNs());
+        StoreReleaseGpu(&sys->shared->trace_on.value, h.aux != 0 ? 1 : 0);
       }
     }
     const bool stop = op == ControlOp::kDrain || op == ControlOp::kHalt;
@@ -245,10 +251,39 @@ __device__ __noinline__ bool Quiescent(const SystemParams* sys) {
   return done == published;
 }
 
+#ifdef RK_TRACE
+// How often the monitor samples the mailboxes' depths into the timeline.
+constexpr u64 kTraceDepthIntervalNs = 100000;
+
+// Records the depth of every actor's mailbox that changed since the last
+// sample (ActorSlot::reserved holds the last depth recorded, monitor only).
+__device__ __noinline__ void TraceDepths(const SystemParams* sys, TraceCursor* c) {
+  const u64 count = LoadAcquireGpu(&sys->shared->actor_count.value);
+  for (u64 a = LaneId(); a < count; a += 32) {
+    ActorSlot* s = &sys->actors[a];
+    if (LoadAcquireGpu32(&s->status) == static_cast<u32>(ActorState::kFree)) continue;
+    MailboxHeader* box = reinterpret_cast<MailboxHeader*>(s->mailbox);
+    const u64 tail = LoadRelaxedGpu(&box->tail.value);
+    const u64 head = LoadRelaxedGpu(&box->head.value);
+    const u32 depth = static_cast<u32>(tail - head);
+    if (depth != s->reserved) {
+      s->reserved = depth;
+      RK_TRACE_EVENT(sys, c, TraceKindType(TraceKind::kQueueDepth, 0), static_cast<u32>(a), depth, 0);
+    }
+  }
+}
+#endif
+
 __device__ void MonitorLoop(const SystemParams* sys) {
   const u32 lane = LaneId();
   u64 last_flush = GlobalTimerNs();
   u64 served_flush = 0;
+#ifdef RK_TRACE
+  __shared__ TraceCursor s_trace;
+  if (lane == 0) TraceInit(&s_trace, sys->num_workers);
+  __syncwarp();
+  u64 last_depths = 0;
+#endif
   // The kernel is up: every block has started (a cooperative launch).
   if (lane == 0) {
     CompareExchangeGpu(&sys->shared->run.value, static_cast<u64>(KernelState::kNotStarted),
@@ -272,6 +307,14 @@ __device__ void MonitorLoop(const SystemParams* sys) {
         if (lane == 0) StoreReleaseSys(&sys->control->flush_ack.value, request);
       }
     }
+#ifdef RK_TRACE
+    if (lane == 0) TraceRefresh(sys, &s_trace);
+    __syncwarp();
+    if (*static_cast<volatile u32*>(&s_trace.on) != 0 && now - last_depths >= kTraceDepthIntervalNs) {
+      TraceDepths(sys, &s_trace);
+      last_depths = now;
+    }
+#endif
     if (run == static_cast<u64>(KernelState::kDraining) &&
         LoadAcquireGpu(&sys->shared->ingress_done.value) != 0 && Quiescent(sys)) {
       if (lane == 0) StoreReleaseGpu(&sys->shared->run.value, static_cast<u64>(KernelState::kHalting));
@@ -286,6 +329,9 @@ __device__ void MonitorLoop(const SystemParams* sys) {
     __nanosleep(2000);
   }
   FlushCounters(sys);
+#ifdef RK_TRACE
+  if (lane == 0) TraceRefresh(sys, &s_trace);
+#endif
   if (lane == 0) StoreReleaseSys(&sys->control->state.value, static_cast<u64>(KernelState::kExited));
 }
 

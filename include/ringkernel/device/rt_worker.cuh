@@ -263,6 +263,21 @@ __device__ __noinline__ HandlerOutcome RunThreadHandler(const SystemParams* sys,
   return OutcomeOf(d);
 }
 
+// A handler's begin in the timeline: a message from the mailbox names its
+// position there (the sender's kSend names the same), a host Ask its
+// correlation; a host Send has no flow. `kDirect`: a hand-over.
+template <bool kDirect>
+__device__ __forceinline__ u32 TraceBeginKindType(const MailHeader& h) {
+  const bool host = kDirect || (h.flags & kMailIngress) != 0;
+  const u32 flow = host ? (h.correlation != 0 ? kTraceFlowAsk : 0u) : kTraceFlowMailbox;
+  return TraceKindType(TraceKind::kHandlerBegin, h.type, flow);
+}
+template <bool kDirect>
+__device__ __forceinline__ u32 TraceBeginFlow(const MailHeader& h, u64 head) {
+  const bool host = kDirect || (h.flags & kMailIngress) != 0;
+  return host ? static_cast<u32>(h.correlation) : static_cast<u32>(head);
+}
+
 // kRetry: the handler called ctx.retry_later; the message stays where it is
 // and is handled again on a later iteration.
 enum class Handled : u32 { kDone = 0, kNeedsBlock = 1, kRetry = 2 };
@@ -276,6 +291,8 @@ __device__ Handled HandleOne(WorkerThread& w, OwnedActor& o, const MailRecord& r
   if (r.h.flags & kMailVoid) return Handled::kDone;
   if (o.failed) {
     DeadLetter(sys, WorkerOutRing(sys, w.worker, w.out), DeadLetterReason::kActorFailed, o.index, r.h, r.payload);
+    RK_TRACE_EVENT(sys, &w.out->trace, TraceKindType(TraceKind::kDeadLetter, r.h.type), o.index,
+                   static_cast<u32>(DeadLetterReason::kActorFailed), r.h.sender);
     ++o.dead_lettered;
     return Handled::kDone;
   }
@@ -283,9 +300,13 @@ __device__ Handled HandleOne(WorkerThread& w, OwnedActor& o, const MailRecord& r
   if (kind == 2) return Handled::kNeedsBlock;
   if (kind == 0) {
     DeadLetter(sys, WorkerOutRing(sys, w.worker, w.out), DeadLetterReason::kNoHandler, o.index, r.h, r.payload);
+    RK_TRACE_EVENT(sys, &w.out->trace, TraceKindType(TraceKind::kDeadLetter, r.h.type), o.index,
+                   static_cast<u32>(DeadLetterReason::kNoHandler), r.h.sender);
     ++o.dead_lettered;
     return Handled::kDone;
   }
+  RK_TRACE_EVENT(sys, &w.out->trace, TraceBeginKindType<kThread>(r.h), o.index, r.h.sender,
+                 TraceBeginFlow<kThread>(r.h, o.head));
   const u64 hlc = HlcMerge(o.hlc, r.h.hlc, GlobalTimerNs());
   const HandlerOutcome out = RunThreadHandler(sys, w.worker, w.out, w.sends, o.slot, o.state, o.type, o.index,
                                               r.h.type, r.h.sender, r.h.correlation, hlc, r.payload);
@@ -294,8 +315,10 @@ __device__ Handled HandleOne(WorkerThread& w, OwnedActor& o, const MailRecord& r
   if (out.failed) {
     o.failed = 1;
   } else if (out.retry) {
+    RK_TRACE_EVENT(sys, &w.out->trace, TraceKindType(TraceKind::kRetry, r.h.type), o.index, r.h.sender, 0);
     return Handled::kRetry;
   }
+  RK_TRACE_EVENT(sys, &w.out->trace, TraceKindType(TraceKind::kHandlerEnd, r.h.type), o.index, r.h.sender, 0);
   ++o.handled;
   return Handled::kDone;
 }
@@ -785,6 +808,8 @@ __device__ u32 ServeHostRing(WorkerThread& w, HostRing& ring, DirectSlot* slots,
       if (reason != DeadLetterReason::kNone) {
         if (lane == 0) {
           DeadLetterFromRing(sys, WorkerOutRing(sys, w.worker, w.out), h, rslot, reason);
+          RK_TRACE_EVENT(sys, &w.out->trace, TraceKindType(TraceKind::kDeadLetter, h.type), h.actor,
+                         static_cast<u32>(reason), kHostActorValue);
           atomicAdd(&sys->shared->ingress_dead.value, 1ull);
           if (h.actor < sys->max_actors) atomicAdd(&sys->actors[h.actor].rejected, 1ull);
         }
@@ -837,6 +862,10 @@ __device__ void RunBlockMessage(WorkerThread& w, u32 a, u8* smem, u64* s_hlc, un
   }
   if (tid == 0) {
     MarkRunning(w, RunningEntry(o.index, r.h.type));
+    if (!o.failed) {
+      RK_TRACE_EVENT(sys, &w.out->trace, TraceBeginKindType<false>(r.h), o.index, r.h.sender,
+                     TraceBeginFlow<false>(r.h, o.head));
+    }
     // One stamp for the whole block, so ctx.now() agrees on every rank.
     *s_hlc = HlcMerge(o.hlc, r.h.hlc, GlobalTimerNs());
   }
@@ -850,8 +879,11 @@ __device__ void RunBlockMessage(WorkerThread& w, u32 a, u8* smem, u64* s_hlc, un
     // Thread 0 (the leader) is the one that sends and fails.
     if (o.failed) {
       DeadLetter(sys, WorkerOutRing(sys, w.worker, w.out), DeadLetterReason::kActorFailed, o.index, r.h, r.payload);
+      RK_TRACE_EVENT(sys, &w.out->trace, TraceKindType(TraceKind::kDeadLetter, r.h.type), o.index,
+                     static_cast<u32>(DeadLetterReason::kActorFailed), r.h.sender);
       ++o.dead_lettered;
     } else {
+      RK_TRACE_EVENT(sys, &w.out->trace, TraceKindType(TraceKind::kHandlerEnd, r.h.type), o.index, r.h.sender, 0);
       o.hlc = ctx.d_.hlc;
       AddSends(o, OutcomeOf(ctx.d_));
       ++o.handled;
@@ -950,6 +982,7 @@ __device__ void WorkerLoop(const SystemParams* sys, u32 worker, u8* smem) {
     s_out.slots = r.slots;
     s_out.log2 = r.log2;
     s_out.slot_words = sys->slot_words;
+    RK_TRACE_ONLY(TraceInit(&s_out.trace, worker);)
   }
   if (tid < kDirectSlots) {
     SlotSet(&s_direct[tid].head, 0);
@@ -997,6 +1030,7 @@ __device__ void WorkerLoop(const SystemParams* sys, u32 worker, u8* smem) {
     const u32 fresh = (iterations & 15) == 1 || count == 0
                           ? __shfl_sync(0xFFFFFFFFu, LoadRelaxedGpu32(&sys->worker_counts[worker]), 0)
                           : count;
+    RK_TRACE_ONLY(if (tid == 0 && (iterations & 15) == 1) TraceRefresh(sys, &s_out.trace);)
     if (fresh != count) {
       // Pick up actors spawned on this worker (the service warp
       // release-stores the count after the actor's record).
@@ -1122,6 +1156,7 @@ __device__ void WorkerLoop(const SystemParams* sys, u32 worker, u8* smem) {
   MarkRunning(w, 0);
   if (warp == 0 && lane == 0 && ring.released != ring.head) LlRelease(ring.hdr, ring.head);
   if (tid == 0) {
+    RK_TRACE_ONLY(TraceRefresh(sys, &s_out.trace);)
     StoreRelaxedGpu(&stats->iterations, iterations);
     StoreRelaxedGpu(&stats->handled, s_handled);
     StoreRelaxedGpu(&stats->exited, 1);

@@ -28,13 +28,14 @@
 #include "ringkernel/device/config.h"
 #include "ringkernel/device/ll_ring.h"
 #include "ringkernel/device/mailbox.h"
+#include "ringkernel/device/trace.h"
 #include "ringkernel/device/types.h"
 
 namespace rk {
 
 // The version of everything in this file and of the kernel's entry point.
 // Packages record it; the runtime refuses images built for another.
-inline constexpr u32 kAbiVersion = 2;
+inline constexpr u32 kAbiVersion = 3;
 
 // The kernel's entry point, as codegen emits it.
 #define RK_KERNEL_ENTRY_NAME "rk_system_kernel"
@@ -100,6 +101,7 @@ struct alignas(kLineBytes) DeviceShared {
   PaddedIndex ingress_messages; // host messages the ingress delivered
   PaddedIndex actor_count;      // actor indices in use (high-water mark + 1)
   PaddedIndex reports_lost;     // dead letters and failures given up at the halt (ring back full)
+  PaddedIndex trace_on;         // 1 while the host has tracing on (kTrace; RK_TRACE builds only)
 };
 
 // Device-memory statistics of one worker block, kept by its thread 0.
@@ -125,6 +127,7 @@ struct alignas(kLineBytes) SystemControl {
   PaddedIndex ingress_dead;     // host messages dead-lettered by the ingress (GPU, flushed)
   PaddedIndex outbound_full;    // actors' sends to the host refused: ring full (GPU, flushed)
   PaddedIndex last_flush_ns;    // %globaltimer at the last flush (GPU)
+  PaddedIndex trace_clock;      // %globaltimer when the last kTrace was applied (GPU)
 };
 
 // Mapped: one actor as the host sees it.
@@ -215,9 +218,14 @@ struct SystemParams {
   u64 idle_spin_ns;           // how long a warp keeps polling without sleeping after its last message
   u64 flush_interval_ns;
   u64 ingress_full_timeout_ns;
+  // The timeline's rings (trace.h), num_workers + 1 of 2^trace_log2
+  // records in mapped memory: null unless the program records one.
+  u8* trace;
+  u32 trace_log2;
+  u32 trace_pad;
 };
 // The host writes this struct and the kernel reads it: one layout for both.
-static_assert(sizeof(SystemParams) == 200, "SystemParams layout");
+static_assert(sizeof(SystemParams) == 216, "SystemParams layout");
 static_assert(alignof(SystemParams) == 8, "SystemParams alignment");
 RK_ASSERT_OFFSET(SystemParams, running, 88);
 RK_ASSERT_OFFSET(SystemParams, worker_ring_bytes, 112);

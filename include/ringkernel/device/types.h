@@ -62,6 +62,7 @@ enum class ControlOp : u32 {
   kDrain = 3,    // stop accepting; halt once quiescent
   kFlush = 4,    // copy counters to the control blocks now, then ack
   kHalt = 5,     // halt now: finish the current message, leave the rest
+  kTrace = 6,    // a0 = 1: record the timeline (RK_TRACE builds); 0: stop
 };
 
 // Kinds of records the GPU writes into the GPU→host ring.

@@ -1,0 +1,122 @@
+// Copyright 2026 The RingKernel Authors.
+//
+// rt_trace.cuh: recording the device timeline (trace.h) in a program built
+// with RK_TRACE. Part of the device runtime (runtime.cuh). Without RK_TRACE
+// every RK_TRACE_* macro is empty and nothing here is compiled.
+//
+// Each block keeps a TraceCursor in shared memory for its ring: the
+// reservation counter, a cached copy of the host's `consumed`, the drops,
+// and whether tracing is on (copied from DeviceShared::trace_on by the
+// block's loop every few iterations). An event site tests `on` (shared
+// memory) and, when set, calls TraceEmit out of line: a compare-and-swap in
+// shared memory and two posted 16-byte stores to mapped memory.
+#ifndef RINGKERNEL_DEVICE_RT_TRACE_CUH_
+#define RINGKERNEL_DEVICE_RT_TRACE_CUH_
+
+#include "ringkernel/device/rt_base.cuh"
+#include "ringkernel/device/trace.h"
+
+namespace rk {
+namespace detail {
+
+struct TraceCursor {
+  unsigned long long reserved;  // records reserved (this block's threads)
+  unsigned long long consumed;  // the host's `consumed`, as last read
+  unsigned long long dropped;   // events that found the ring full
+  u32 on;                       // tracing is on
+  u32 ring;                     // this block's ring
+};
+
+#ifdef RK_TRACE
+}  // namespace detail
+}  // namespace rk
+// Its presence in the module tells the host that the program records a
+// timeline (System::StartTrace looks it up).
+extern "C" __device__ unsigned int rk_trace_build;
+__device__ unsigned int rk_trace_build = 1;
+namespace rk {
+namespace detail {
+
+__device__ __forceinline__ void StoreTraceHalf(void* p, u64 a, u32 b, u32 c) {
+  asm volatile("st.relaxed.sys.v2.u64 [%0], {%1, %2};" ::"l"(p), "l"(a),
+               "l"(static_cast<u64>(b) | static_cast<u64>(c) << 32)
+               : "memory");
+}
+
+__device__ __noinline__ void TraceEmit(const SystemParams* sys, TraceCursor* c, u32 kind_type, u32 actor, u32 peer,
+                                       u32 aux) {
+  const u64 now = GlobalTimerNs();
+  const u64 cap = u64{1} << sys->trace_log2;
+  TraceRingHeader* hdr = TraceRingAt(sys->trace, sys->trace_log2, c->ring);
+  u64 i = atomicAdd(&c->reserved, 0ull);
+  for (;;) {
+    u64 consumed = atomicAdd(&c->consumed, 0ull);
+    if (i - consumed >= cap) {
+      // Full by the cached copy: ask the host (a read across the bus).
+      const u64 fresh = LoadRelaxedSys(&hdr->consumed);
+      atomicMax(&c->consumed, fresh);
+      consumed = fresh > consumed ? fresh : consumed;
+      if (i - consumed >= cap) {
+        atomicAdd(&c->dropped, 1ull);
+        return;
+      }
+    }
+    const u64 seen = atomicCAS(&c->reserved, i, i + 1);
+    if (seen == i) break;
+    i = seen;
+  }
+  TraceRecord* r = TraceRecords(hdr) + (i & (cap - 1));
+  const u32 tag = static_cast<u32>(i + 1);
+  StoreTraceHalf(r, now, tag, kind_type);
+  StoreTraceHalf(reinterpret_cast<u8*>(r) + 16, static_cast<u64>(actor) | static_cast<u64>(peer) << 32, aux, tag);
+}
+
+// Every few iterations, by one thread of the block: picks up the host's
+// switch and publishes the drops and that this ring saw the switch.
+__device__ __forceinline__ void TraceRefresh(const SystemParams* sys, TraceCursor* c) {
+  if (sys->trace == nullptr) return;
+  const u32 on = static_cast<u32>(LoadRelaxedGpu(&sys->shared->trace_on.value));
+  TraceRingHeader* hdr = TraceRingAt(sys->trace, sys->trace_log2, c->ring);
+  // The drops before the switch's acknowledgement: a host that sees tracing
+  // off here also sees every drop before it.
+  const u64 dropped = atomicAdd(&c->dropped, 0ull);
+  if (dropped != 0) StoreRelaxedSys(&hdr->dropped, dropped);
+  if (on != c->on) {
+    atomicExch(&c->on, on);
+    // Records this block's threads already reserved are being written: the
+    // host drains once more after it sees this.
+    FenceSys();
+    StoreRelaxedSys(&hdr->on_seen, on);
+  }
+}
+
+__device__ __forceinline__ void TraceInit(TraceCursor* c, u32 ring) {
+  c->reserved = 0;
+  c->consumed = 0;
+  c->dropped = 0;
+  c->on = 0;
+  c->ring = ring;
+}
+
+#define RK_TRACE_EVENT(sys, cursor, kind_type, actor, peer, aux)                                    \
+  do {                                                                                              \
+    if (*static_cast<volatile u32*>(&(cursor)->on) != 0) {                                          \
+      ::rk::detail::TraceEmit((sys), (cursor), (kind_type), (actor), (peer), (aux));                \
+    }                                                                                               \
+  } while (0)
+#define RK_TRACE_ONLY(...) __VA_ARGS__
+#else
+#define RK_TRACE_EVENT(sys, cursor, kind_type, actor, peer, aux) \
+  do {                                                          \
+  } while (0)
+#define RK_TRACE_ONLY(...)
+#endif
+
+__device__ __forceinline__ constexpr u32 TraceKindType(TraceKind k, u32 type, u32 flags = 0) {
+  return static_cast<u32>(k) | flags | type << kTraceTypeShift;
+}
+
+}  // namespace detail
+}  // namespace rk
+
+#endif  // RINGKERNEL_DEVICE_RT_TRACE_CUH_

@@ -1,0 +1,225 @@
+// Copyright 2026 The RingKernel Authors.
+//
+// The device timeline on the GPU (System::StartTrace, trace.h): a traced
+// rally between two players comes out as the Chrome trace-event JSON that
+// Perfetto opens, with one handler span per hit on each player's track, in
+// order, and one flow per ball sent; a trace whose rings overflow says how
+// many events it lost, and what it kept plus what it lost is every event
+// the run made.
+#include <cstdint>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "pingpong_program.h"
+#include "ringkernel/runtime.h"
+#include "runtime/trace_events.h"
+#include "semantics_program.h"
+#include "tests/gpu_test_support.h"
+#include "tests/test_support.h"
+
+namespace rk {
+namespace {
+
+using json = nlohmann::json;
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// The events of a trace file by what they are.
+struct Parsed {
+  json doc;
+  std::map<uint64_t, std::vector<json>> spans;  // actor track (tid) → its handler spans, by ts
+  std::map<uint64_t, std::vector<json>> instants;  // actor track → its instants
+  std::vector<json> flow_starts, flow_ends, host_calls, globals;
+};
+
+Parsed Parse(const std::string& text) {
+  Parsed p;
+  p.doc = json::parse(text);
+  for (const json& e : p.doc["traceEvents"]) {
+    const std::string ph = e["ph"];
+    const uint64_t pid = e["pid"];
+    if (ph == "X" && pid == 2) p.spans[e["tid"]].push_back(e);
+    if (ph == "X" && pid == 3) p.host_calls.push_back(e);
+    if (ph == "i" && e.value("s", "") == "g") p.globals.push_back(e);
+    if (ph == "i" && pid == 2 && e.value("s", "") != "g") p.instants[e["tid"]].push_back(e);
+    if (ph == "s") p.flow_starts.push_back(e);
+    if (ph == "f") p.flow_ends.push_back(e);
+  }
+  return p;
+}
+
+class TraceGpuTest : public ::testing::Test {
+ protected:
+  void SetUp() override { RK_GPU_TEST_SETUP(runtime_); }
+  absl::StatusOr<Program> Traced(const std::string& file) {
+    CompileOptions co;
+    co.trace = true;
+    return runtime_->CompileFiles({file}, co);
+  }
+  std::unique_ptr<Runtime> runtime_;
+  ::rk::testing::TempDir dir_;
+};
+
+TEST_F(TraceGpuTest, ARallyHasOneSpanPerHitOnEachPlayersTrackAndOneFlowPerBall) {
+  absl::StatusOr<Program> program = Traced(::rk::testing::SourceDir() + "/handlers/pingpong.cu");
+  ASSERT_TRUE(program.ok()) << program.status();
+  SystemOptions o;
+  o.workers = ::rk::testing::CappedWorkers(2);
+  absl::StatusOr<std::unique_ptr<System>> started = runtime_->Start(*program, o);
+  ASSERT_TRUE(started.ok()) << started.status();
+  System& sys = **started;
+  absl::StatusOr<ActorId> a = sys.Spawn("Player", "a");
+  absl::StatusOr<ActorId> b = sys.Spawn("Player", "b");
+  ASSERT_TRUE(a.ok() && b.ok());
+  const std::string path = dir_.Join("rally.json");
+  ASSERT_TRUE(sys.StartTrace(path).ok());
+  EXPECT_TRUE(sys.tracing());
+  EXPECT_EQ(sys.StartTrace(path).code(), absl::StatusCode::kFailedPrecondition) << "a second trace while one runs";
+  constexpr int kHits = 1000;
+  ASSERT_TRUE(sys.Send(*a, Serve{*b, kHits}).ok());
+  absl::StatusOr<std::optional<Message>> over = sys.Receive(absl::Seconds(20));
+  ASSERT_TRUE(over.ok() && over->has_value()) << over.status();
+  ASSERT_TRUE(sys.StopTrace().ok());
+  EXPECT_FALSE(sys.tracing());
+  EXPECT_EQ(sys.StopTrace().code(), absl::StatusCode::kFailedPrecondition) << "no trace runs";
+  ASSERT_TRUE(sys.Stop().ok());
+
+  const std::string text = ReadAll(path);
+  ASSERT_TRUE(internal::ValidateChromeTrace(text).ok()) << internal::ValidateChromeTrace(text);
+  Parsed p = Parse(text);
+  EXPECT_EQ(p.doc["otherData"]["dropped_events"], 0);
+  // a serves and hits every other ball: kHits / 2 spans each, the first
+  // of a's its Serve, every other a Ball.
+  const uint64_t ta = a->value + 1, tb = b->value + 1;
+  ASSERT_EQ(p.spans[ta].size(), static_cast<size_t>(kHits / 2));
+  ASSERT_EQ(p.spans[tb].size(), static_cast<size_t>(kHits / 2));
+  EXPECT_EQ(p.spans[ta][0]["name"], "Serve");
+  for (uint64_t t : {ta, tb}) {
+    for (size_t i = 1; i < p.spans[t].size(); ++i) {
+      EXPECT_EQ(p.spans[t][i]["name"], "Ball") << "track " << t << " span " << i;
+      // One actor handles one message at a time: its spans never overlap.
+      const double end_prev = p.spans[t][i - 1]["ts"].get<double>() + p.spans[t][i - 1]["dur"].get<double>();
+      EXPECT_LE(end_prev, p.spans[t][i]["ts"].get<double>()) << "track " << t << " span " << i;
+    }
+  }
+  // The rally alternates: a's i-th hit comes before b's i-th, which comes
+  // before a's (i+1)-th.
+  for (size_t i = 0; i + 1 < p.spans[tb].size(); ++i) {
+    EXPECT_LT(p.spans[ta][i]["ts"].get<double>(), p.spans[tb][i]["ts"].get<double>());
+    EXPECT_LT(p.spans[tb][i]["ts"].get<double>(), p.spans[ta][i + 1]["ts"].get<double>());
+  }
+  // One flow per ball (kHits - 1 of them), each from the sender's track to
+  // the receiver's, ending where a span begins.
+  ASSERT_EQ(p.flow_starts.size(), static_cast<size_t>(kHits - 1));
+  ASSERT_EQ(p.flow_ends.size(), static_cast<size_t>(kHits - 1));
+  std::map<std::string, json> starts;
+  for (const json& s : p.flow_starts) starts[s["id"].dump()] = s;
+  std::set<double> span_begins;
+  for (uint64_t t : {ta, tb}) {
+    for (const json& s : p.spans[t]) span_begins.insert(s["ts"].get<double>());
+  }
+  for (const json& f : p.flow_ends) {
+    auto it = starts.find(f["id"].dump());
+    ASSERT_NE(it, starts.end()) << f.dump();
+    EXPECT_NE(it->second["tid"], f["tid"]) << "a ball goes to the other player";
+    EXPECT_TRUE(span_begins.count(f["ts"].get<double>())) << f.dump();
+  }
+  // The host's Send is on the host track.
+  ASSERT_EQ(p.host_calls.size(), 1u);
+  EXPECT_EQ(p.host_calls[0]["name"], "Send");
+}
+
+// Test goals: a trace ring that overflows loses events, never silently:
+// the file counts them (and shows them), and the events it holds plus those
+// it lost are exactly the events the run made.
+TEST_F(TraceGpuTest, ARingThatOverflowsCountsWhatItLostAndKeepsTheRestExactly) {
+  absl::StatusOr<Program> program = Traced(::rk::testing::TestDataDir() + "/gpu/semantics.cu");
+  ASSERT_TRUE(program.ok()) << program.status();
+  SystemOptions o;
+  o.workers = 1;
+  o.trace_capacity = 256;
+  o.mailbox_capacity = 1u << 17;
+  absl::StatusOr<std::unique_ptr<System>> started = runtime_->Start(*program, o);
+  ASSERT_TRUE(started.ok()) << started.status();
+  System& sys = **started;
+  absl::StatusOr<ActorId> pourer = sys.Spawn("Pourer", "pourer");
+  absl::StatusOr<ActorId> bucket = sys.Spawn("Bucket", "bucket");
+  ASSERT_TRUE(pourer.ok() && bucket.ok());
+  const std::string path = dir_.Join("flood.json");
+  ASSERT_TRUE(sys.StartTrace(path).ok());
+  // One handler sends them all, far faster than the host drains 256 events.
+  const int kDrops = ::rk::testing::Scaled(100000);
+  ASSERT_TRUE(sys.Send(*pourer, Pour{*bucket, kDrops}).ok());
+  absl::StatusOr<std::optional<Message>> done = sys.Receive(absl::Seconds(30));
+  ASSERT_TRUE(done.ok() && done->has_value()) << done.status();
+  absl::StatusOr<Poured> as = (*done)->As<Poured>();
+  ASSERT_TRUE(as.ok()) << as.status();
+  const Poured poured = *as;
+  ASSERT_EQ(poured.sent, kDrops);
+  const absl::Time until = absl::Now() + absl::Seconds(30);
+  uint64_t handled = 0;
+  while (absl::Now() < until && handled < static_cast<uint64_t>(kDrops)) {
+    absl::StatusOr<SystemStats> st = sys.Stats();
+    ASSERT_TRUE(st.ok()) << st.status();
+    handled = st->Find("bucket")->handled;
+  }
+  ASSERT_EQ(handled, static_cast<uint64_t>(kDrops));
+  ASSERT_TRUE(sys.StopTrace().ok());
+  ASSERT_TRUE(sys.Stop().ok());
+
+  const std::string text = ReadAll(path);
+  ASSERT_TRUE(internal::ValidateChromeTrace(text).ok()) << internal::ValidateChromeTrace(text);
+  Parsed p = Parse(text);
+  const uint64_t dropped = p.doc["otherData"]["dropped_events"];
+  EXPECT_GT(dropped, 0u) << "a ring of 256 events cannot hold " << kDrops << " sends";
+  bool shown = false;
+  for (const json& g : p.globals) shown = shown || g["name"].get<std::string>().find("dropped") != std::string::npos;
+  EXPECT_TRUE(shown) << "the loss is shown in the trace, not only counted";
+  // What the run made: the pourer's begins (its first delivery and each
+  // retry), its retries, its end, its sends (the drops and its report), and
+  // a begin and an end for each drop the bucket handled.
+  const uint64_t retries = static_cast<uint64_t>(poured.retries);
+  const uint64_t made = (1 + retries) + retries + 1 + (static_cast<uint64_t>(kDrops) + 1) + 2ull * kDrops;
+  // What the trace holds of it: two events a finished span (its begin and
+  // end), one a span that was retried (its end is the retry, an instant) or
+  // unfinished, one an end without its begin, one an instant.
+  uint64_t kept = p.doc["otherData"].value("unmatched_ends", uint64_t{0});
+  for (const auto& [tid, spans] : p.spans) {
+    for (const json& s : spans) {
+      kept += s["args"].value("unfinished", false) || s["args"].value("retried", false) ? 1 : 2;
+    }
+  }
+  for (const auto& [tid, instants] : p.instants) kept += instants.size();
+  EXPECT_EQ(kept + dropped, made) << "kept " << kept << ", dropped " << dropped << ", retries " << retries;
+}
+
+// A program built without tracing says so.
+TEST_F(TraceGpuTest, StartTraceOnAProgramBuiltWithoutTracingNamesTheFix) {
+  absl::StatusOr<Program> program = runtime_->CompileFiles({::rk::testing::SourceDir() + "/handlers/pingpong.cu"});
+  ASSERT_TRUE(program.ok()) << program.status();
+  SystemOptions o;
+  o.workers = 1;
+  absl::StatusOr<std::unique_ptr<System>> started = runtime_->Start(*program, o);
+  ASSERT_TRUE(started.ok()) << started.status();
+  const absl::Status s = (*started)->StartTrace(dir_.Join("none.json"));
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(s.message().find("CompileOptions::trace"), std::string::npos) << s;
+  EXPECT_FALSE((*started)->tracing());
+  ASSERT_TRUE((*started)->Stop().ok());
+}
+
+}  // namespace
+}  // namespace rk
