@@ -14,6 +14,7 @@
 #include "ringkernel/device/system_layout.h"
 #include "ringkernel/status_macros.h"
 #include "runtime/cuda_driver.h"
+#include "runtime/nvtx.h"
 #include "runtime/runtime_impl.h"
 #include "runtime/system_impl.h"
 
@@ -99,6 +100,7 @@ RuntimeImpl::~RuntimeImpl() {
 }
 
 absl::StatusOr<std::unique_ptr<Runtime>> Runtime::Create(const RuntimeOptions& options) {
+  internal::nvtx::Range range(internal::nvtx::Call::kRuntimeCreate);
   RK_ASSIGN_OR_RETURN(const cuda::DriverApi* api, cuda::Driver());
   RK_ASSIGN_OR_RETURN(cuda::Device device, cuda::Device::Create(options.device));
   const cuda::DeviceProperties& p = device.properties();
@@ -149,11 +151,13 @@ absl::Status WithDiagnostics(const absl::Status& s, const std::vector<jit::Diagn
 }  // namespace
 
 absl::StatusOr<Program> Runtime::CompileFiles(const std::vector<std::string>& paths, const CompileOptions& options) {
+  internal::nvtx::Range range(internal::nvtx::Call::kRuntimeCompileFiles);
   RK_ASSIGN_OR_RETURN(std::vector<jit::SourceFile> files, jit::ReadFragments(paths));
   return Compile(files, options);
 }
 
 absl::StatusOr<Program> Runtime::CompileSources(const std::vector<Source>& sources, const CompileOptions& options) {
+  internal::nvtx::Range range(internal::nvtx::Call::kRuntimeCompileSources);
   std::vector<jit::SourceFile> files;
   for (const Source& s : sources) files.push_back(jit::SourceFile{s.name, s.contents, true});
   return Compile(files, options);
@@ -172,6 +176,7 @@ absl::StatusOr<Program> Runtime::Compile(const std::vector<jit::SourceFile>& fil
 }
 
 absl::StatusOr<Program> Runtime::LoadPackage(const std::string& path) {
+  internal::nvtx::Range range(internal::nvtx::Call::kRuntimeLoadPackage);
   RK_ASSIGN_OR_RETURN(jit::Package package, jit::ReadPackage(path));
   absl::StatusOr<Program> p = LoadPackage(std::move(package));
   if (!p.ok()) return absl::Status(p.status().code(), absl::StrCat("package ", path, ": ", p.status().message()));
@@ -191,6 +196,7 @@ absl::StatusOr<Program> Runtime::LoadPackage(jit::Package package) {
 }
 
 absl::StatusOr<std::unique_ptr<System>> Runtime::Start(const Program& program, const SystemOptions& options) {
+  internal::nvtx::Range range(internal::nvtx::Call::kRuntimeStart);
   if (program.package_ == nullptr) return absl::InvalidArgumentError("Start: the program is empty");
   RK_ASSIGN_OR_RETURN(std::unique_ptr<SystemImpl> impl, SystemImpl::Start(impl_, program.package_, options));
   return std::unique_ptr<System>(new System(std::move(impl)));

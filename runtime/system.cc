@@ -17,6 +17,7 @@
 #include "runtime/cooperative_launch.h"
 #include "runtime/cuda_driver.h"
 #include "runtime/cuda_status.h"
+#include "runtime/nvtx.h"
 #include "runtime/runtime_impl.h"
 #include "runtime/system_impl.h"
 
@@ -1415,38 +1416,68 @@ System::MemoryUsage SystemImpl::Memory() const {
 }
 
 // ---- System: the public face. ----
+//
+// Each call that does work is an NVTX range (runtime/nvtx.h): without a tool
+// attached, a guard check and a branch.
 
 System::System(std::unique_ptr<SystemImpl> impl) : impl_(std::move(impl)) {}
 System::~System() = default;
 
-absl::StatusOr<ActorId> System::Spawn(std::string_view type, std::string_view name) { return impl_->Spawn(type, name); }
+absl::StatusOr<ActorId> System::Spawn(std::string_view type, std::string_view name) {
+  internal::nvtx::Range range(internal::nvtx::Call::kSpawn);
+  return impl_->Spawn(type, name);
+}
 absl::StatusOr<ActorId> System::Lookup(std::string_view name) const { return impl_->Lookup(name); }
 std::optional<std::string> System::NameOf(ActorId id) const { return impl_->NameOf(id); }
-absl::Status System::Bind(std::string_view route, ActorId actor) { return impl_->Bind(route, actor.value); }
-absl::Status System::Unbind(std::string_view route) { return impl_->Bind(route, kNoActorValue); }
+absl::Status System::Bind(std::string_view route, ActorId actor) {
+  internal::nvtx::Range range(internal::nvtx::Call::kBind);
+  return impl_->Bind(route, actor.value);
+}
+absl::Status System::Unbind(std::string_view route) {
+  internal::nvtx::Range range(internal::nvtx::Call::kUnbind);
+  return impl_->Bind(route, kNoActorValue);
+}
 
 absl::Status System::SendBytes(ActorId to, std::string_view type, std::string_view bytes) {
+  internal::nvtx::Range range(internal::nvtx::Call::kSend);
   RK_ASSIGN_OR_RETURN(uint32_t id, impl_->MessageId(type, bytes.size()));
   return impl_->Send(to, id, bytes.data(), bytes.size(), 0, absl::InfinitePast());
 }
 
 absl::Status System::SendBytes(ActorId to, std::string_view type, std::string_view bytes, absl::Time deadline) {
+  internal::nvtx::Range range(internal::nvtx::Call::kSend);
   RK_ASSIGN_OR_RETURN(uint32_t id, impl_->MessageId(type, bytes.size()));
   return impl_->Send(to, id, bytes.data(), bytes.size(), 0, deadline);
 }
 
 absl::StatusOr<Message> System::AskBytes(ActorId to, std::string_view type, std::string_view bytes,
                                          absl::Duration timeout) {
+  internal::nvtx::Range range(internal::nvtx::Call::kAsk);
   RK_ASSIGN_OR_RETURN(uint32_t id, impl_->MessageId(type, bytes.size()));
   return impl_->Ask(to, id, bytes.data(), bytes.size(), timeout);
 }
 
-absl::StatusOr<std::optional<Message>> System::Receive(absl::Duration timeout) { return impl_->Receive(timeout); }
-std::vector<DeadLetter> System::TakeDeadLetters() { return impl_->TakeDeadLetters(); }
-std::vector<ActorFailure> System::TakeFailures() { return impl_->TakeFailures(); }
-absl::StatusOr<SystemStats> System::Stats(bool fresh) { return impl_->Stats(fresh); }
+absl::StatusOr<std::optional<Message>> System::Receive(absl::Duration timeout) {
+  internal::nvtx::Range range(internal::nvtx::Call::kReceive);
+  return impl_->Receive(timeout);
+}
+std::vector<DeadLetter> System::TakeDeadLetters() {
+  internal::nvtx::Range range(internal::nvtx::Call::kTakeDeadLetters);
+  return impl_->TakeDeadLetters();
+}
+std::vector<ActorFailure> System::TakeFailures() {
+  internal::nvtx::Range range(internal::nvtx::Call::kTakeFailures);
+  return impl_->TakeFailures();
+}
+absl::StatusOr<SystemStats> System::Stats(bool fresh) {
+  internal::nvtx::Range range(internal::nvtx::Call::kStats);
+  return impl_->Stats(fresh);
+}
 absl::Status System::Health() { return impl_->Health(); }
-absl::StatusOr<StopReport> System::Stop(absl::Duration timeout) { return impl_->Stop(timeout); }
+absl::StatusOr<StopReport> System::Stop(absl::Duration timeout) {
+  internal::nvtx::Range range(internal::nvtx::Call::kStop);
+  return impl_->Stop(timeout);
+}
 KernelPhase System::phase() const { return impl_->phase(); }
 absl::Status System::StartTrace(std::string_view path) { return impl_->StartTrace(path); }
 absl::Status System::StopTrace() { return impl_->StopTrace(); }
@@ -1460,13 +1491,17 @@ absl::Status System::ResolveTypeSlot(uint32_t slot, const char* name, const char
   return impl_->ResolveTypeSlot(slot, name, layout, size, align, id);
 }
 
+// The typed Send<M> and Ask<R> of system.h: their range begins here, after
+// the template resolved the type (a lookup in a table, after the first).
 absl::Status System::SendTyped(ActorId to, uint32_t type_id, const void* bytes, size_t size, uint64_t correlation,
                                absl::Time deadline) {
+  internal::nvtx::Range range(internal::nvtx::Call::kSend);
   return impl_->Send(to, type_id, bytes, size, correlation, deadline);
 }
 
 absl::StatusOr<Message> System::AskTyped(ActorId to, uint32_t type_id, const void* bytes, size_t size,
                                          absl::Duration timeout) {
+  internal::nvtx::Range range(internal::nvtx::Call::kAsk);
   return impl_->Ask(to, type_id, bytes, size, timeout);
 }
 

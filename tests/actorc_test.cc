@@ -182,6 +182,34 @@ TEST_F(ActorcTest, BadUsageIsExitCode2WithTheReason) {
   EXPECT_THAT(r.err, HasSubstr(dir_.Join("missing.cu")));
 }
 
+TEST_F(ActorcTest, StatsEveryNeedsAPositiveWholeNumberOfMilliseconds) {
+  const std::string script = SourceDir() + "/examples/bank.jsonl";
+  for (const std::string bad : {"0", "-5", "abc", "10x", "", "1.5", "3600001", "99999999999999999999"}) {
+    CommandResult r = Actorc({"run", Handler("bank.cu"), "--script", script, "--stats-every", bad});
+    EXPECT_EQ(r.exit_code, 2) << bad;
+    EXPECT_THAT(r.err, ::testing::StartsWith("actorc: --stats-every needs a whole number of milliseconds from 1 to "
+                                             "3600000, got '" + bad + "'\n"));
+    EXPECT_EQ(r.out, "");
+  }
+  CommandResult r = Actorc({"run", Handler("bank.cu"), "--script", script, "--stats-every"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, ::testing::StartsWith("actorc: --stats-every needs a number of milliseconds\n"));
+  r = Actorc({"check", Handler("bank.cu"), "--stats-every", "100"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, ::testing::StartsWith("actorc: --stats-every is an option of run\n"));
+  r = Actorc({"--help"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_THAT(r.out, HasSubstr("--stats-every MS"));
+  // A good value passes, and the run gets as far as it can without a GPU.
+  for (const std::string good : {"1", "250", "3600000"}) {
+    r = RunCommand({ActorcPath(), "run", Handler("bank.cu"), "--script", script, "--stats-every", good},
+                   {cache_env_, "RINGKERNEL_LIBCUDA=/nonexistent/libcuda.so.1"});
+    EXPECT_EQ(r.exit_code, 2) << good;
+    EXPECT_THAT(r.err, HasSubstr("actorc: cannot run on a GPU: no CUDA driver")) << good;
+    EXPECT_EQ(r.out, "");
+  }
+}
+
 TEST_F(ActorcTest, TruncatedAndCorruptedPackagesAreRefusedWithExitCode1) {
   const std::string pkg = dir_.Join("bank.rkpkg");
   ASSERT_EQ(Actorc({"build", Handler("bank.cu"), "-o", pkg}).exit_code, 0);

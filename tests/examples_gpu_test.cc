@@ -8,15 +8,23 @@
 //   * pingpong.cu: two actors rally 1000 times K2K; the HLC of the last hit
 //     is later than the serve's;
 //   * reduce.cu: a block handler sums a chunk with shared-memory scratch
-//     and barriers, and the result equals the CPU's sum.
+//     and barriers, and the result equals the CPU's sum;
+//   * `actorc run --stats-every MS` prints the system's statistics as JSON
+//     lines while a script runs, each whole, naming the script's actors,
+//     all before the system stops.
 // The host's message types are the ones `actorc header` generates from the
 // examples, as an application would use them, so every Send and Ask also
 // checks their layouts against the program that runs.
 #include <cmath>
+#include <cstdint>
 #include <numeric>
+#include <string>
+#include <vector>
 
+#include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
 #include "ringkernel/runtime.h"
 #include "tests/gpu_test_support.h"
 #include "tests/test_support.h"
@@ -163,6 +171,58 @@ TEST_F(ExamplesGpuTest, ActorcRunsThePingPongAndReduceScripts) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr(R"("total":93.0)"));
   EXPECT_THAT(r.out, HasSubstr(R"("total":10.0)"));
+}
+
+TEST_F(ExamplesGpuTest, ActorcRunStatsEveryPrintsStatsLinesWhileTheScriptRuns) {
+  ::rk::testing::TempDir dir;
+  const std::string script = dir.Join("watched.jsonl");
+  ::rk::testing::WriteFileOrDie(script, R"({"spawn": "Bank", "name": "bank"}
+{"spawn": "Auditor", "name": "auditor"}
+{"bind": "audit", "to": "auditor"}
+{"send": "bank", "type": "Deposit", "msg": {"account": 1, "cents": 500}}
+{"sleep_ms": 400}
+{"ask": "bank", "type": "Query", "msg": {"account": 1}, "timeout_ms": 1000}
+)");
+  ::rk::testing::CommandResult r = ::rk::testing::RunCommand(
+      {::rk::testing::ActorcPath(), "run", Handler("bank.cu"), "--script", script, "--stats-every", "20"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // Every line is whole JSON (the stats thread never writes inside the
+  // script's lines); the periodic ones carry "at_ms" and all come before
+  // the system stops.
+  std::vector<nlohmann::json> periodic;
+  size_t stopped_at = 0, last_periodic_at = 0, line_no = 0;
+  int64_t last_ms = -1;
+  for (absl::string_view line : absl::StrSplit(r.out, '\n', absl::SkipEmpty())) {
+    ++line_no;
+    const nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    ASSERT_FALSE(j.is_discarded()) << "not JSON: " << line;
+    if (j.contains("stopped")) stopped_at = line_no;
+    if (!j.contains("at_ms")) continue;
+    last_periodic_at = line_no;
+    ASSERT_TRUE(j["at_ms"].is_number_integer()) << line;
+    EXPECT_GE(j["at_ms"].get<int64_t>(), last_ms) << line;
+    last_ms = j["at_ms"].get<int64_t>();
+    ASSERT_TRUE(j.contains("stats") && j["stats"].is_object()) << line;
+    const nlohmann::json& st = j["stats"];
+    EXPECT_THAT(st["phase"].get<std::string>(), ::testing::AnyOf("starting", "running")) << line;
+    ASSERT_TRUE(st["actors"].is_array()) << line;
+    for (const nlohmann::json& a : st["actors"]) {
+      EXPECT_THAT(a["name"].get<std::string>(), ::testing::AnyOf("bank", "auditor")) << line;
+    }
+    periodic.push_back(st);
+  }
+  // 400 ms of sleep alone at one line per 20 ms: many; at least one.
+  ASSERT_GE(periodic.size(), 1u) << r.out;
+  EXPECT_GT(stopped_at, last_periodic_at) << r.out;
+  // By the last one, both actors exist and the deposit was handled.
+  const nlohmann::json& last = periodic.back();
+  ASSERT_EQ(last["actors"].size(), 2u) << last.dump();
+  EXPECT_EQ(last["actors"][0]["name"], "bank");
+  EXPECT_EQ(last["actors"][1]["name"], "auditor");
+  EXPECT_GE(last["actors"][0]["handled"].get<uint64_t>(), 1u) << last.dump();
+  EXPECT_GE(last["host_sent"].get<uint64_t>(), 1u) << last.dump();
+  // The script's own answer is still there.
+  EXPECT_THAT(r.out, HasSubstr(R"("msg":{"account":1,"cents":500},"type":"Balance")"));
 }
 
 }  // namespace

@@ -6,14 +6,17 @@
 //   actorc build   FILES... -o APP.rkpkg [--arch sm_89,sm_90] [--max-payload BYTES]
 //   actorc inspect APP.rkpkg [--json]                actors, handlers, layouts, routes, per-arch resources
 //   actorc header  APP.rkpkg -o APP.h                typed host header
-//   actorc run     (FILES...|APP.rkpkg) --script S.jsonl [--device N] [--trace OUT.json]
+//   actorc run     (FILES...|APP.rkpkg) --script S.jsonl [--device N] [--stats-every MS] [--trace OUT.json]
 //
 // Exit codes: 0 success; 1 a problem in the user's input (fragments,
 // packages, scripts), with diagnostics on stderr; 2 a usage or environment
 // problem (bad flags, no GPU, an unusable cache).
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -39,15 +42,22 @@ constexpr int kOk = 0;
 constexpr int kUserError = 1;
 constexpr int kUsageError = 2;
 
+// --stats-every: at most an hour between snapshots.
+constexpr int64_t kMaxStatsEveryMs = 3600 * 1000;
+
 constexpr char kUsage[] =
     "usage:\n"
     "  actorc check   FILES... [options]                  parse and compile; print diagnostics only\n"
     "  actorc build   FILES... -o APP.rkpkg [options]     build a package\n"
     "  actorc inspect APP.rkpkg [--json]                  show actors, handlers, layouts, routes, resources\n"
     "  actorc header  APP.rkpkg -o APP.h                  write a typed host header\n"
-    "  actorc run     (FILES...|APP.rkpkg) --script S.jsonl [--device N] [options]\n"
+    "  actorc run     (FILES...|APP.rkpkg) --script S.jsonl [--device N] [--stats-every MS] [options]\n"
     "                                                     run a JSON-lines script on the GPU\n"
-    "  --trace OUT.json       (run) record the device timeline and write it for Perfetto's UI; the\n"
+    "options for run:\n"
+    "  --device N             the CUDA device (default 0)\n"
+    "  --stats-every MS       also print the system's statistics every MS milliseconds while the script\n"
+    "                         runs, as JSON lines {\"at_ms\": ..., \"stats\": {...}}\n"
+    "  --trace OUT.json       record the device timeline and write it for Perfetto's UI; the\n"
     "                         fragments are built with tracing (a package must have been)\n"
     "options for check, build and run (with FILES):\n"
     "  --arch sm_89,sm_90     architectures to build cubins for (default: sm_89,sm_90); PTX is added\n"
@@ -66,6 +76,7 @@ struct Args {
   std::string script;
   std::string trace;  // run --trace FILE
   int device = 0;
+  int64_t stats_every_ms = 0;  // 0: not asked for
   bool json = false;
   bool no_cache = false;
   bool timings = false;
@@ -107,6 +118,16 @@ int ParseArgs(int argc, char** argv, Args* args) {
       const long d = std::strtol(v.c_str(), &end, 10);
       if (end == v.c_str() || *end != 0 || d < 0 || d > 1024) return Usage("--device needs a device number, got '" + v + "'");
       args->device = static_cast<int>(d);
+    } else if (a == "--stats-every") {
+      if (!value(&v)) return Usage("--stats-every needs a number of milliseconds");
+      char* end = nullptr;
+      errno = 0;
+      const long long ms = std::strtoll(v.c_str(), &end, 10);
+      if (end == v.c_str() || *end != 0 || errno == ERANGE || ms <= 0 || ms > kMaxStatsEveryMs) {
+        return Usage(absl::StrCat("--stats-every needs a whole number of milliseconds from 1 to ", kMaxStatsEveryMs,
+                                  ", got '", v, "'"));
+      }
+      args->stats_every_ms = ms;
     } else if (a == "--arch") {
       if (!value(&v)) return Usage("--arch needs a list such as sm_89,sm_90");
       args->build.archs = absl::StrSplit(v, ',', absl::SkipEmpty());
@@ -422,7 +443,10 @@ int Run(const Args& args) {
       return t.code() == absl::StatusCode::kFailedPrecondition ? kUserError : kUsageError;
     }
   }
-  absl::Status s = RunScript(*script, args.script, internal::ProgramAccess::Package(*program).model, **system, std::cout);
+  RunScriptOptions run_options;
+  run_options.stats_every = absl::Milliseconds(args.stats_every_ms);
+  absl::Status s = RunScript(*script, args.script, internal::ProgramAccess::Package(*program).model, **system, std::cout,
+                             run_options);
   std::cout.flush();
   if (!args.trace.empty()) {
     std::cerr << "actorc: timeline written to " << args.trace << " (open it in ui.perfetto.dev)\n";
@@ -443,6 +467,7 @@ int main(int argc, char** argv) {
   Args args;
   const int early = ParseArgs(argc, argv, &args);
   if (early >= 0) return early;
+  if (args.stats_every_ms != 0 && args.command != "run") return Usage("--stats-every is an option of run");
   if (args.command == "check") return Check(args);
   if (args.command == "build") return BuildCommand(args);
   if (args.command == "inspect") return Inspect(args);

@@ -1,13 +1,18 @@
 // Copyright 2026 The RingKernel Authors.
 #include "tools/script.h"
 
+#include <optional>
 #include <set>
+#include <string>
 #include <thread>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
 #include "jit/message_codec.h"
 #include "ringkernel/status_macros.h"
 
@@ -246,45 +251,79 @@ json MessageJson(const jit::HandlerModel& model, const System& system, const Mes
   return json{{"from", ActorJson(system, m.from)}, {"type", m.type}, {"msg", DecodeJson(model, system, m.type, m.bytes)}};
 }
 
-void PrintReports(const jit::HandlerModel& model, System& system, std::ostream& out) {
+// Writes whole lines to the script's output: the stats thread of
+// RunScriptOptions::stats_every writes beside the script's own lines, never
+// inside one.
+class LineWriter {
+ public:
+  explicit LineWriter(std::ostream& out) : out_(out) {}
+  void Write(const std::string& line, bool flush = false) ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
+    out_ << line << "\n";
+    if (flush) out_.flush();
+  }
+  void Write(const json& j) { Write(j.dump()); }
+
+ private:
+  absl::Mutex mu_;
+  std::ostream& out_ ABSL_GUARDED_BY(mu_);
+};
+
+void PrintReports(const jit::HandlerModel& model, System& system, LineWriter& out) {
   for (const DeadLetter& d : system.TakeDeadLetters()) {
-    out << json{{"dead_letter",
-                 {{"to", ActorJson(system, d.to)},
-                  {"from", ActorJson(system, d.from)},
-                  {"type", d.type},
-                  {"reason", DeadLetterReasonName(d.reason)},
-                  {"msg", DecodeJson(model, system, d.type, d.bytes)}}}}
-               .dump()
-        << "\n";
+    out.Write(json{{"dead_letter",
+                    {{"to", ActorJson(system, d.to)},
+                     {"from", ActorJson(system, d.from)},
+                     {"type", d.type},
+                     {"reason", DeadLetterReasonName(d.reason)},
+                     {"msg", DecodeJson(model, system, d.type, d.bytes)}}}});
   }
   for (const ActorFailure& f : system.TakeFailures()) {
-    out << json{{"actor_failed", {{"actor", f.name}, {"code", f.code}}}}.dump() << "\n";
+    out.Write(json{{"actor_failed", {{"actor", f.name}, {"code", f.code}}}});
   }
 }
 
-json StatsJson(const SystemStats& s) {
-  json actors = json::array();
-  for (const ActorStats& a : s.actors) {
-    actors.push_back({{"name", a.name},
-                      {"type", a.type},
-                      {"state", a.state == ActorState::kFailed ? "failed" : "running"},
-                      {"received", a.received},
-                      {"handled", a.handled},
-                      {"dead_lettered", a.dead_lettered},
-                      {"depth", a.depth},
-                      {"sent", a.sent},
-                      {"send_full", a.send_full},
-                      {"send_no_actor", a.send_no_actor},
-                      {"send_other", a.send_other}});
-    if (a.state == ActorState::kFailed) actors.back()["fail_code"] = a.fail_code;
+// Prints System::Stats() every `every` on a thread of its own, from
+// construction until Stop (which RunScript calls before it stops the
+// system, so that no Stats races with Stop).
+class StatsTicker {
+ public:
+  StatsTicker(System& system, LineWriter& out, absl::Duration every)
+      : system_(system), out_(out), every_(every), thread_([this] { Run(); }) {}
+  ~StatsTicker() { Stop(); }
+  StatsTicker(const StatsTicker&) = delete;
+  StatsTicker& operator=(const StatsTicker&) = delete;
+
+  void Stop() {
+    if (!stop_.HasBeenNotified()) stop_.Notify();
+    if (thread_.joinable()) thread_.join();
   }
-  return json{{"phase", std::string(KernelPhaseName(s.phase))},
-              {"host_sent", s.host_sent},
-              {"ingress_delivered", s.ingress_delivered},
-              {"ingress_dead", s.ingress_dead},
-              {"outbound_full", s.outbound_full},
-              {"actors", actors}};
-}
+
+ private:
+  void Run() {
+    const absl::Time start = absl::Now();
+    // On a fixed schedule (start + k * every), so that the time Stats takes
+    // does not add up; a tick missed while it ran is skipped, not made up.
+    absl::Time next = start + every_;
+    while (!stop_.WaitForNotificationWithDeadline(next)) {
+      // As they stand: a monitor adds no flush requests to the GPU's
+      // control ring. An error (a fault) ends the ticks; the script's own
+      // next call reports it.
+      absl::StatusOr<SystemStats> st = system_.Stats(/*fresh=*/false);
+      if (!st.ok()) return;
+      const int64_t at_ms = absl::ToInt64Milliseconds(absl::Now() - start);
+      out_.Write(absl::StrCat("{\"at_ms\":", at_ms, ",\"stats\":", st->ToJson(), "}"), /*flush=*/true);
+      const absl::Time now = absl::Now();
+      while (next <= now) next += every_;
+    }
+  }
+
+  System& system_;
+  LineWriter& out_;
+  const absl::Duration every_;
+  absl::Notification stop_;
+  std::thread thread_;  // last: it starts running once the rest is set
+};
 
 }  // namespace
 
@@ -318,7 +357,10 @@ absl::StatusOr<Script> ParseScript(const std::string& text, const std::string& n
 }
 
 absl::Status RunScript(const Script& script, const std::string& name, const jit::HandlerModel& model, System& system,
-                       std::ostream& out) {
+                       std::ostream& stream, const RunScriptOptions& options) {
+  LineWriter out(stream);
+  std::optional<StatsTicker> ticker;
+  if (options.stats_every > absl::ZeroDuration()) ticker.emplace(system, out, options.stats_every);
   auto resolver = [&](std::string_view n) -> absl::StatusOr<uint32_t> {
     if (n == "host") return rk::kHostActorValue;
     RK_ASSIGN_OR_RETURN(ActorId id, system.Lookup(n));
@@ -332,7 +374,7 @@ absl::Status RunScript(const Script& script, const std::string& name, const jit:
       case ScriptCommand::Kind::kSpawn: {
         absl::StatusOr<ActorId> id = system.Spawn(c.type, c.actor);
         if (id.ok()) {
-          out << json{{"spawned", c.actor}, {"type", c.type}, {"id", id->value}}.dump() << "\n";
+          out.Write(json{{"spawned", c.actor}, {"type", c.type}, {"id", id->value}});
         }
         s = id.status();
         break;
@@ -340,12 +382,12 @@ absl::Status RunScript(const Script& script, const std::string& name, const jit:
       case ScriptCommand::Kind::kBind: {
         absl::StatusOr<uint32_t> id = resolver(c.actor);
         s = id.ok() ? system.Bind(c.route, ActorId{*id}) : id.status();
-        if (s.ok()) out << json{{"bound", c.route}, {"to", c.actor}}.dump() << "\n";
+        if (s.ok()) out.Write(json{{"bound", c.route}, {"to", c.actor}});
         break;
       }
       case ScriptCommand::Kind::kUnbind:
         s = system.Unbind(c.route);
-        if (s.ok()) out << json{{"unbound", c.route}}.dump() << "\n";
+        if (s.ok()) out.Write(json{{"unbound", c.route}});
         break;
       case ScriptCommand::Kind::kSend:
       case ScriptCommand::Kind::kAsk: {
@@ -365,7 +407,7 @@ absl::Status RunScript(const Script& script, const std::string& name, const jit:
         } else {
           absl::StatusOr<Message> reply = system.AskBytes(*to, c.type, *bytes, absl::Milliseconds(c.timeout_ms));
           if (reply.ok()) {
-            out << json{{"reply", MessageJson(model, system, *reply)}, {"line", c.line}}.dump() << "\n";
+            out.Write(json{{"reply", MessageJson(model, system, *reply)}, {"line", c.line}});
           }
           s = reply.status();
         }
@@ -381,7 +423,7 @@ absl::Status RunScript(const Script& script, const std::string& name, const jit:
             break;
           }
           if (!m->has_value()) break;
-          out << json{{"received", MessageJson(model, system, **m)}}.dump() << "\n";
+          out.Write(json{{"received", MessageJson(model, system, **m)}});
           ++got;
         }
         if (s.ok() && got < c.count) {
@@ -392,7 +434,7 @@ absl::Status RunScript(const Script& script, const std::string& name, const jit:
       }
       case ScriptCommand::Kind::kStats: {
         absl::StatusOr<SystemStats> st = system.Stats(true);
-        if (st.ok()) out << json{{"stats", StatsJson(*st)}}.dump() << "\n";
+        if (st.ok()) out.Write(absl::StrCat("{\"stats\":", st->ToJson(), "}"));
         s = st.status();
         break;
       }
@@ -407,22 +449,21 @@ absl::Status RunScript(const Script& script, const std::string& name, const jit:
       break;
     }
   }
+  if (ticker.has_value()) ticker->Stop();
   absl::StatusOr<StopReport> report = system.Stop();
   if (report.ok()) {
     for (const Message& m : report->undelivered) {
-      out << json{{"received", MessageJson(model, system, m)}}.dump() << "\n";
+      out.Write(json{{"received", MessageJson(model, system, m)}});
     }
     for (const DeadLetter& d : report->dead_letters) {
-      out << json{{"dead_letter",
-                   {{"to", ActorJson(system, d.to)},
-                    {"type", d.type},
-                    {"reason", DeadLetterReasonName(d.reason)},
-                    {"msg", DecodeJson(model, system, d.type, d.bytes)}}}}
-                 .dump()
-          << "\n";
+      out.Write(json{{"dead_letter",
+                      {{"to", ActorJson(system, d.to)},
+                       {"type", d.type},
+                       {"reason", DeadLetterReasonName(d.reason)},
+                       {"msg", DecodeJson(model, system, d.type, d.bytes)}}}});
     }
     for (const ActorFailure& f : report->failures) {
-      out << json{{"actor_failed", {{"actor", f.name}, {"code", f.code}}}}.dump() << "\n";
+      out.Write(json{{"actor_failed", {{"actor", f.name}, {"code", f.code}}}});
     }
     json stopped = {{"drained", report->drained}, {"handled", report->handled}, {"unhandled", report->unhandled}};
     // Counted, never silent: what the host's bounds dropped, and what the
@@ -431,7 +472,7 @@ absl::Status RunScript(const Script& script, const std::string& name, const jit:
     if (report->failures_dropped != 0) stopped["failures_dropped"] = report->failures_dropped;
     if (report->reports_lost != 0) stopped["reports_lost"] = report->reports_lost;
     if (!report->trace_error.empty()) stopped["trace_error"] = report->trace_error;
-    out << json{{"stopped", stopped}}.dump() << "\n";
+    out.Write(json{{"stopped", stopped}});
   }
   if (!failure.ok()) {
     return absl::Status(failure.code(), absl::StrCat(name, ":", failed_line, ": ", failure.message()));

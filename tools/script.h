@@ -19,6 +19,12 @@
 // so a bad line is reported (`script.jsonl:3: unknown actor 'bnk'`) even on a
 // machine without a GPU — and every message the host receives is printed as
 // a JSON line.
+//
+// With RunScriptOptions::stats_every, a background thread also prints
+// System::Stats() (SystemStats::ToJson) that often while the script runs:
+//   {"at_ms":120,"stats":{"actors":[...],"phase":"running",...}}
+// "at_ms" (milliseconds since the script began) tells these lines from the
+// script's own {"stats": true}, printed as {"stats":{...}}, in the same form.
 #ifndef RINGKERNEL_TOOLS_SCRIPT_H_
 #define RINGKERNEL_TOOLS_SCRIPT_H_
 
@@ -28,6 +34,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "jit/handler_model.h"
 #include "nlohmann/json.hpp"
 #include "ringkernel/runtime.h"
@@ -56,12 +63,22 @@ struct Script {
 // "NAME:LINE: problem".
 absl::StatusOr<Script> ParseScript(const std::string& text, const std::string& name, const jit::HandlerModel& model);
 
+struct RunScriptOptions {
+  // How often to print System::Stats() while the script runs (a line with
+  // "at_ms" and "stats"); zero: never. Counters are read as they stand
+  // (Stats(fresh = false): at most SystemOptions::flush_interval old), so
+  // that watching does not add work to the GPU's control ring.
+  absl::Duration stats_every = absl::ZeroDuration();
+};
+
 // Runs a checked script on a started system and prints, as JSON lines, every
 // message the host receives, the replies, stats, dead letters, failures and
 // the stop report. A failing command stops the run: its error is returned as
-// "NAME:LINE: problem" after the system is stopped.
+// "NAME:LINE: problem" after the system is stopped. Lines are written whole
+// (the stats thread never writes inside another line); its lines flush `out`,
+// so that a reader of a pipe sees them as they come.
 absl::Status RunScript(const Script& script, const std::string& name, const jit::HandlerModel& model,
-                       System& system, std::ostream& out);
+                       System& system, std::ostream& out, const RunScriptOptions& options = {});
 
 }  // namespace rk::tools
 

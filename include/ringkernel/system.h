@@ -158,6 +158,27 @@ struct SystemStats {
   std::vector<WorkerStatsView> workers;
 
   const ActorStats* Find(std::string_view name) const;
+
+  // A table for a terminal: the phase and the host counters that are not
+  // zero on one line, then one row per actor, aligned in columns, and with
+  // `with_workers`, one row per worker:
+  //
+  //   phase running; host sent 12, ingress delivered 12, received by host 1
+  //   actor    type     state      received  handled  depth  dead-lettered  sent  kFull
+  //   bank     Bank     running          11       11      0              0     0      0
+  //   auditor  Auditor  failed(7)         1        1      0              0     1      0
+  //
+  // Control characters in names are written as \xNN, so that a row stays one
+  // line.
+  std::string ToText(bool with_workers = false) const;
+
+  // Every counter as one line of JSON (no newline), with fixed key names in
+  // alphabetical order: the counters above under their field names, "phase"
+  // (KernelPhaseName), "actors" (each with "id", "name", "type", "state":
+  // "free", "running" or "failed", "fail_code" and its counters) and
+  // "workers" ("worker", "heartbeat", "handled", "exited"). Names are JSON
+  // strings; bytes that are not UTF-8 become U+FFFD.
+  std::string ToJson() const;
 };
 
 // An accepted message that was reported instead of handled.
