@@ -335,7 +335,7 @@ absl::Status TimeRally(System& sys, Recorder& rec, const Options& o, const std::
 // no trace runs (`trace_off_`), and with a trace running (`trace_on_`), one
 // system after another in this process. The trace goes to a temporary file.
 absl::Status TraceCost(Runtime& runtime, const Program& plain, Recorder& rec, const Options& o) {
-  const std::string exp = "trace_cost";
+  const std::string exp = "trace_overhead";
   CompileOptions co;
   co.trace = true;
   absl::StatusOr<Program> traced = runtime.CompileFiles({std::string(RK_SOURCE_DIR) + "/handlers/bench.cu"}, co);

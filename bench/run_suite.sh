@@ -22,7 +22,7 @@
 #                     it must not already hold raw data
 #   --trials          trials instead of the profile's number
 #   --warmup-seconds  warm-up instead of the profile's
-#   --only            run only these experiments (exp1, hop, paths, exp2 ... exp8, jit)
+#   --only            run only these experiments (exp1, hop, trace_cost, paths, exp2 ... exp8, jit)
 #   --device          the CUDA device rkbench uses and nvidia-smi describes
 #   --allow-dirty     run even though the tree differs from its commit (or
 #                     rkbench was built from another or a modified tree);
@@ -78,6 +78,7 @@ export PYTHONDONTWRITEBYTECODE=1
 EXPERIMENT_TABLE='
 exp1 | --warmup 20 --iterations 300                  | --warmup 100 --iterations 1000                  | --warmup 100 --iterations 1000
 hop  | --warmup 32 --iterations 320                  | --warmup 100 --iterations 1000                  | --warmup 100 --iterations 1000
+trace_cost | --warmup 32 --iterations 320            | --warmup 100 --iterations 1000                  | --warmup 100 --iterations 1000
 paths | --warmup 20 --iterations 300 --paths-messages 20000 --paths-bursts 3 --paths-aggregate-messages 5000 --paths-quiet-asks 3 --paths-power-seconds 3 | --warmup 100 --iterations 1000 --paths-messages 50000 --paths-bursts 5 --paths-aggregate-messages 10000 --paths-quiet-asks 5 --paths-power-seconds 3 | --warmup 100 --iterations 1000 --paths-messages 200000 --paths-bursts 20 --paths-aggregate-messages 20000 --paths-quiet-asks 10 --paths-power-seconds 10
 exp2 | --warmup 1 --iterations 5 --exp2-messages 5000 | --warmup 1 --iterations 5 --exp2-messages 5000 | --warmup 100 --iterations 1000
 exp3 | --warmup 1 --iterations 3 --exp3-weak-messages 2000 --exp3-strong-total 32768 | --warmup 2 --iterations 10 --exp3-weak-messages 5000 --exp3-strong-total 65536 | --warmup 100 --iterations 1000

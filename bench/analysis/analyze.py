@@ -76,6 +76,8 @@ COMPARISONS = (
     *(ComparisonSpec("exp1_launch_overhead", PLAIN_NAME_KEY, b, "persistent_send")
       for b in EXP1_BASELINES + EXP1_ENQUEUE_BASELINES),
     ComparisonSpec("k2k_hop", PLAIN_NAME_KEY, "raw_flag_one_way", "global_memory_mailbox"),
+    *(ComparisonSpec("trace_overhead", PLAIN_NAME_KEY, f"untraced_{m}", f"trace_{state}_{m}")
+      for m in ("global_memory_mailbox", "ask_roundtrip") for state in ("off", "on")),
     ComparisonSpec("exp2_k2k_throughput", "path", "host", "k2k"),
     ComparisonSpec("exp5_mixed", "model", "traditional", "persistent"),
     ComparisonSpec("exp8_hopper", "method", "global", "dsmem"),

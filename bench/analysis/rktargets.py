@@ -91,7 +91,7 @@ class Target:
             raise ValueError(f"{self.key}: unknown comparison {self.op}")
 
 
-EXP1, HOP, PATHS = "exp1_launch_overhead", "k2k_hop", "message_paths"
+EXP1, HOP, PATHS, TRACE = "exp1_launch_overhead", "k2k_hop", "message_paths", "trace_overhead"
 _EXP1_FLOOR = measure(EXP1, "latency_us", name="cuper_persistent_roundtrip")
 _PATHS_FLOOR = measure(PATHS, "latency_us", path="host_roundtrip_floor")
 
@@ -125,6 +125,11 @@ TARGETS = (
            measure(PATHS, "latency_us", path="ask", quiet_ms="1000"), "<=", 2.0, "x floor", floor=_PATHS_FLOOR),
     Target("idle_power", "board power: one idle actor minus no system",
            measure(PATHS, "power_delta_w", path="power", system="one_idle_actor"), "<=", 15.0, "W"),
+    # Issue 11: the device timeline costs the hop at most 15 % while a trace
+    # runs (against the program built without it, in the same process).
+    Target("trace_on_hop", "K2K hop p50 with a trace running / the hop built without tracing",
+           measure(TRACE, "one_hop_us", name="trace_on_global_memory_mailbox"), "<=", 1.15, "x untraced",
+           floor=measure(TRACE, "one_hop_us", name="untraced_global_memory_mailbox")),
 )
 
 

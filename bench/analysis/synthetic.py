@@ -69,6 +69,14 @@ def _hop(t: _Trial) -> Iterator[Row]:
         yield "global_memory_mailbox", "one_hop_us", i, v, US
 
 
+def _trace_cost(t: _Trial) -> Iterator[Row]:
+    for prefix, hop, ask in (("untraced_", 2.2, 5.3), ("trace_off_", 2.22, 5.35), ("trace_on_", 2.55, 5.6)):
+        for i, v in zip(t.its, t.latencies(hop)):
+            yield f"{prefix}global_memory_mailbox", "one_hop_us", i, v, US
+        for i, v in zip(t.its, t.latencies(ask)):
+            yield f"{prefix}ask_roundtrip", "latency_us", i, v, US
+
+
 PATHS_PAIRS = 528
 
 
@@ -197,6 +205,7 @@ def _jit(t: _Trial) -> Iterator[Row]:
 GENERATORS: dict[str, tuple[str, Callable[[_Trial], Iterator[Row]]]] = {
     "exp1": ("exp1_launch_overhead", _exp1),
     "hop": ("k2k_hop", _hop),
+    "trace_cost": ("trace_overhead", _trace_cost),
     "paths": ("message_paths", _paths),
     "exp2": ("exp2_k2k_throughput", _exp2),
     "exp3": ("exp3_scaling", _exp3),

@@ -149,7 +149,7 @@ class AnalyzeTargetsTest(unittest.TestCase):
     def test_analyze_writes_targets_json_and_the_report_section(self):
         with tempfile.TemporaryDirectory() as tmp:
             run_dir = Path(tmp)
-            synthetic.write_run(run_dir, trials=2, iterations=40, experiments=("exp1", "hop", "paths"))
+            synthetic.write_run(run_dir, trials=2, iterations=40, experiments=("exp1", "hop", "trace_cost", "paths"))
             result = subprocess.run([sys.executable, str(HERE / "analyze.py"), str(run_dir)], capture_output=True,
                                     text=True)
             self.assertEqual(result.returncode, 0, result.stderr)

@@ -43,33 +43,65 @@ __device__ __forceinline__ void StoreTraceHalf(void* p, u64 a, u32 b, u32 c) {
                : "memory");
 }
 
-__device__ __noinline__ void TraceEmit(const SystemParams* sys, TraceCursor* c, u32 kind_type, u32 actor, u32 peer,
-                                       u32 aux) {
-  const u64 now = GlobalTimerNs();
+// Reserves `n` consecutive records of the block's ring with one
+// compare-and-swap in shared memory; false (the events counted as dropped)
+// when the ring is full by the host's latest `consumed`.
+__device__ __forceinline__ bool TraceReserve(const SystemParams* sys, TraceCursor* c, TraceRingHeader* hdr, u32 n,
+                                             u64* first) {
   const u64 cap = u64{1} << sys->trace_log2;
-  TraceRingHeader* hdr = TraceRingAt(sys->trace, sys->trace_log2, c->ring);
-  u64 i = atomicAdd(&c->reserved, 0ull);
+  u64 i = *static_cast<volatile unsigned long long*>(&c->reserved);
   for (;;) {
-    u64 consumed = atomicAdd(&c->consumed, 0ull);
-    if (i - consumed >= cap) {
+    u64 consumed = *static_cast<volatile unsigned long long*>(&c->consumed);
+    if (i + n - consumed > cap) {
       // Full by the cached copy: ask the host (a read across the bus).
       const u64 fresh = LoadRelaxedSys(&hdr->consumed);
       atomicMax(&c->consumed, fresh);
       consumed = fresh > consumed ? fresh : consumed;
-      if (i - consumed >= cap) {
-        atomicAdd(&c->dropped, 1ull);
-        return;
+      if (i + n - consumed > cap) {
+        atomicAdd(&c->dropped, static_cast<unsigned long long>(n));
+        return false;
       }
     }
-    const u64 seen = atomicCAS(&c->reserved, i, i + 1);
+    const u64 seen = atomicCAS(&c->reserved, i, i + n);
     if (seen == i) break;
     i = seen;
   }
-  TraceRecord* r = TraceRecords(hdr) + (i & (cap - 1));
+  *first = i;
+  return true;
+}
+
+__device__ __forceinline__ void TraceStore(TraceRingHeader* hdr, u32 log2, u64 i, u64 time, u32 kind_type, u32 actor,
+                                           u32 peer, u32 aux) {
+  TraceRecord* r = TraceRecords(hdr) + (i & ((u64{1} << log2) - 1));
   const u32 tag = static_cast<u32>(i + 1);
-  StoreTraceHalf(r, now, tag, kind_type);
+  StoreTraceHalf(r, time, tag, kind_type);
   StoreTraceHalf(reinterpret_cast<u8*>(r) + 16, static_cast<u64>(actor) | static_cast<u64>(peer) << 32, aux, tag);
 }
+
+__device__ __noinline__ void TraceEmit(const SystemParams* sys, TraceCursor* c, u32 kind_type, u32 actor, u32 peer,
+                                       u32 aux) {
+  const u64 now = GlobalTimerNs();
+  TraceRingHeader* hdr = TraceRingAt(sys->trace, sys->trace_log2, c->ring);
+  u64 i;
+  if (TraceReserve(sys, c, hdr, 1, &i)) TraceStore(hdr, sys->trace_log2, i, now, kind_type, actor, peer, aux);
+}
+
+// A handler's begin (stamped `begin_ns` before it ran) and its end or retry,
+// written together after it returned: one reservation, and nothing on the
+// way into the handler but the clock's read.
+__device__ __noinline__ void TraceEmitHandler(const SystemParams* sys, TraceCursor* c, u64 begin_ns,
+                                              u32 begin_kind_type, u32 end_kind_type, u32 actor, u32 sender,
+                                              u32 flow) {
+  if (begin_ns == 0) return;  // tracing came on during the handler
+  const u64 now = GlobalTimerNs();
+  TraceRingHeader* hdr = TraceRingAt(sys->trace, sys->trace_log2, c->ring);
+  u64 i;
+  if (!TraceReserve(sys, c, hdr, 2, &i)) return;
+  TraceStore(hdr, sys->trace_log2, i, begin_ns, begin_kind_type, actor, sender, flow);
+  TraceStore(hdr, sys->trace_log2, i + 1, now, end_kind_type, actor, sender, 0);
+}
+
+__device__ __forceinline__ bool TraceOn(TraceCursor* c) { return *static_cast<volatile u32*>(&c->on) != 0; }
 
 // Every few iterations, by one thread of the block: picks up the host's
 // switch and publishes the drops and that this ring saw the switch.
@@ -104,8 +136,18 @@ __device__ __forceinline__ void TraceInit(TraceCursor* c, u32 ring) {
       ::rk::detail::TraceEmit((sys), (cursor), (kind_type), (actor), (peer), (aux));                \
     }                                                                                               \
   } while (0)
+#define RK_TRACE_HANDLER(sys, cursor, begin_ns, begin_kind_type, end_kind_type, actor, sender, flow)                \
+  do {                                                                                                            \
+    if (::rk::detail::TraceOn(cursor)) {                                                                          \
+      ::rk::detail::TraceEmitHandler((sys), (cursor), (begin_ns), (begin_kind_type), (end_kind_type), (actor),    \
+                                     (sender), (flow));                                                           \
+    }                                                                                                             \
+  } while (0)
 #define RK_TRACE_ONLY(...) __VA_ARGS__
 #else
+#define RK_TRACE_HANDLER(sys, cursor, begin_ns, begin_kind_type, end_kind_type, actor, sender, flow) \
+  do {                                                                                              \
+  } while (0)
 #define RK_TRACE_EVENT(sys, cursor, kind_type, actor, peer, aux) \
   do {                                                          \
   } while (0)

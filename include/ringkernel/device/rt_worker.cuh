@@ -305,8 +305,7 @@ __device__ Handled HandleOne(WorkerThread& w, OwnedActor& o, const MailRecord& r
     ++o.dead_lettered;
     return Handled::kDone;
   }
-  RK_TRACE_EVENT(sys, &w.out->trace, TraceBeginKindType<kThread>(r.h), o.index, r.h.sender,
-                 TraceBeginFlow<kThread>(r.h, o.head));
+  RK_TRACE_ONLY(const u64 trace_begin = TraceOn(&w.out->trace) ? GlobalTimerNs() : 0;)
   const u64 hlc = HlcMerge(o.hlc, r.h.hlc, GlobalTimerNs());
   const HandlerOutcome out = RunThreadHandler(sys, w.worker, w.out, w.sends, o.slot, o.state, o.type, o.index,
                                               r.h.type, r.h.sender, r.h.correlation, hlc, r.payload);
@@ -315,10 +314,13 @@ __device__ Handled HandleOne(WorkerThread& w, OwnedActor& o, const MailRecord& r
   if (out.failed) {
     o.failed = 1;
   } else if (out.retry) {
-    RK_TRACE_EVENT(sys, &w.out->trace, TraceKindType(TraceKind::kRetry, r.h.type), o.index, r.h.sender, 0);
+    RK_TRACE_HANDLER(sys, &w.out->trace, trace_begin, TraceBeginKindType<kThread>(r.h),
+                     TraceKindType(TraceKind::kRetry, r.h.type), o.index, r.h.sender, TraceBeginFlow<kThread>(r.h, o.head));
     return Handled::kRetry;
   }
-  RK_TRACE_EVENT(sys, &w.out->trace, TraceKindType(TraceKind::kHandlerEnd, r.h.type), o.index, r.h.sender, 0);
+  RK_TRACE_HANDLER(sys, &w.out->trace, trace_begin, TraceBeginKindType<kThread>(r.h),
+                   TraceKindType(TraceKind::kHandlerEnd, r.h.type), o.index, r.h.sender,
+                   TraceBeginFlow<kThread>(r.h, o.head));
   ++o.handled;
   return Handled::kDone;
 }
