@@ -801,6 +801,14 @@ absl::Status SystemImpl::NotAccepting(const char* call) {
 }
 
 absl::StatusOr<ActorId> SystemImpl::Spawn(std::string_view type, std::string_view name) {
+  if (!tracing_.load(std::memory_order_relaxed)) return SpawnUntraced(type, name);
+  const int64_t begin = NowNs();
+  absl::StatusOr<ActorId> id = SpawnUntraced(type, name);
+  RecordHostCall("Spawn", begin, id.ok() ? id->value : kNoActorValue, 0, 0, id.ok());
+  return id;
+}
+
+absl::StatusOr<ActorId> SystemImpl::SpawnUntraced(std::string_view type, std::string_view name) {
   if (!admission_.open()) return NotAccepting("Spawn");
   const jit::ActorInfo* actor = package_->model.FindActor(type);
   if (actor == nullptr) {

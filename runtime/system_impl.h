@@ -112,6 +112,7 @@ class SystemImpl {
       : runtime_(std::move(runtime)), package_(std::move(package)), options_(options) {}
 
   absl::Status Init();
+  absl::StatusOr<ActorId> SpawnUntraced(std::string_view type, std::string_view name);
   absl::Status SendUntraced(ActorId to, uint32_t type_id, const void* bytes, size_t size, uint64_t correlation,
                             absl::Time deadline);
   absl::StatusOr<Message> AskUntraced(ActorId to, uint32_t type_id, const void* bytes, size_t size,

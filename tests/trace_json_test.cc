@@ -5,6 +5,7 @@
 // send to its handler, nothing lost goes unreported, names are escaped, and
 // the output depends on the events only, not on their order.
 #include <algorithm>
+#include <fstream>
 #include <map>
 #include <random>
 #include <sstream>
@@ -372,6 +373,49 @@ TEST(TraceJsonTest, ValidateChromeTraceNamesTheFirstBadEvent) {
   EXPECT_THAT(ValidateChromeTrace("{\"traceEvents\":"),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("JSON")));
   EXPECT_THAT(ValidateChromeTrace("{}"), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("traceEvents")));
+}
+
+}  // namespace
+}  // namespace rk::internal
+
+namespace rk::internal {
+namespace {
+
+// The example trace committed beside the scripts (examples/pingpong.trace.json,
+// written on a GPU by `actorc run ... --trace` from examples/pingpong_trace.jsonl):
+// a viewer can open it, and it shows the rally — 12 hits on the two players'
+// tracks, the serve first, and a flow for each of the 11 balls.
+TEST(ExampleTraceTest, ThePingPongTraceIsValidAndShowsTheRally) {
+  std::ifstream in(::rk::testing::SourceDir() + "/examples/pingpong.trace.json");
+  ASSERT_TRUE(in) << "no examples/pingpong.trace.json";
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string text = ss.str();
+  ASSERT_TRUE(ValidateChromeTrace(text).ok()) << ValidateChromeTrace(text);
+  const json doc = json::parse(text);
+  std::map<uint64_t, std::string> players;  // actor track → name
+  for (const json& e : doc["traceEvents"]) {
+    if (e["ph"] == "M" && e["name"] == "thread_name" && e["pid"] == 2) players[e["tid"]] = e["args"]["name"];
+  }
+  ASSERT_EQ(players.size(), 2u);
+  std::map<std::string, std::vector<std::string>> hits;  // player → message names, in time order
+  size_t starts = 0, ends = 0;
+  std::vector<std::pair<double, const json*>> spans;
+  for (const json& e : doc["traceEvents"]) {
+    if (e["ph"] == "X" && e["pid"] == 2) spans.emplace_back(e["ts"].get<double>(), &e);
+    starts += e["ph"] == "s";
+    ends += e["ph"] == "f";
+  }
+  std::sort(spans.begin(), spans.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const auto& [ts, e] : spans) hits[players[(*e)["tid"]]].push_back((*e)["name"]);
+  ASSERT_EQ(hits["ping"].size(), 6u);
+  ASSERT_EQ(hits["pong"].size(), 6u);
+  EXPECT_EQ(hits["ping"][0], "Serve");
+  EXPECT_EQ(std::count(hits["pong"].begin(), hits["pong"].end(), "Ball"), 6);
+  EXPECT_EQ(starts, 11u);
+  EXPECT_EQ(ends, 11u);
+  EXPECT_EQ(doc["otherData"]["dropped_events"], 0);
+  EXPECT_EQ(doc["otherData"]["flows"], 11);
 }
 
 }  // namespace
