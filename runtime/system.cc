@@ -398,7 +398,7 @@ void SystemImpl::ReaderLoop() {
       absl::MutexLock lock(&out_mu_);
       found = DrainRingLocked(w) != 0 || found;
     }
-    if (tracing_.load(std::memory_order_relaxed)) {
+    if (tracing_.load(std::memory_order_relaxed) && !trace_drain_paused_.load(std::memory_order_relaxed)) {
       absl::MutexLock lock(&trace_mu_);
       DrainTraceLocked();
     }

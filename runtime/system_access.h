@@ -38,6 +38,10 @@ struct SystemAccess {
   static absl::Status ReadDeviceGlobal(System& system, std::string_view name, void* dst, size_t bytes) {
     return system.impl_->ReadDeviceGlobal(name, dst, bytes);
   }
+  // While `paused`, the background reader leaves the trace rings alone (a
+  // running trace then loses events once a ring fills; StopTrace still
+  // drains what is there).
+  static void PauseTraceDrain(System& system, bool paused) { system.impl_->PauseTraceDrain(paused); }
   // The worker whose ring carries the host's messages to `id`.
   static uint32_t WorkerOf(const System& system, ActorId id) { return system.impl_->WorkerOf(id); }
   // Whether Sends are admitted: false once Stop has begun (or a fault).

@@ -93,6 +93,7 @@ class SystemImpl {
   absl::Status StartTrace(std::string_view path);
   absl::Status StopTrace();
   bool tracing() const { return tracing_.load(std::memory_order_relaxed); }
+  void PauseTraceDrain(bool paused) { trace_drain_paused_.store(paused); }
 
  private:
   struct ActorRecord {
@@ -326,6 +327,7 @@ class SystemImpl {
   uint32_t trace_rings_ = 0;
   absl::Mutex trace_session_mu_;
   std::atomic<bool> tracing_{false};
+  std::atomic<bool> trace_drain_paused_{false};  // fault injection (system_access.h)
   absl::Mutex trace_mu_;
   std::string trace_path_ ABSL_GUARDED_BY(trace_mu_);
   std::vector<uint64_t> trace_next_ ABSL_GUARDED_BY(trace_mu_);  // per ring: the next record to take
