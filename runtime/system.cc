@@ -45,14 +45,6 @@ inline void CpuRelax() { __builtin_ia32_pause(); }
 
 bool IsPow2(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
-template <class T>
-T Load(const T* p) {
-  return __atomic_load_n(p, __ATOMIC_ACQUIRE);
-}
-
-int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
-}
 
 KernelPhase PhaseOf(uint64_t state) {
   switch (static_cast<KernelState>(state)) {
@@ -502,7 +494,7 @@ uint64_t SystemImpl::HostRecordsInFlight() const {
   // kernel runs; the records among them are counted after it exits.
   uint64_t n = 0;
   for (uint32_t w = 0; w < params_.num_workers; ++w) {
-    n += __atomic_load_n(&worker_producers_[w].tail, __ATOMIC_ACQUIRE) - Load(&WorkerIn(w)->head.value);
+    n += __atomic_load_n(&worker_producers_[w].tail, __ATOMIC_ACQUIRE) - LoadMapped(&WorkerIn(w)->head.value);
   }
   return n;
 }
@@ -517,7 +509,7 @@ uint64_t SystemImpl::HostMessagesNeverTaken() const {
   for (uint32_t w = 0; w < params_.num_workers; ++w) {
     LlRingHeader* ring = WorkerIn(w);
     const u64 tail = __atomic_load_n(&worker_producers_[w].tail, __ATOMIC_ACQUIRE);
-    u64 pos = Load(&ring->head.value);
+    u64 pos = LoadMapped(&ring->head.value);
     while (pos != tail) {
       const u64* at = LlSlot(RingSlots(ring), kLlUnitWords, log2, pos);
       u32 hw[kLlHeaderWords];
@@ -568,11 +560,11 @@ absl::Status SystemImpl::WaitFor(const u64* index, uint64_t target, absl::Durati
   }
   const auto deadline = Clock::now() + absl::ToChronoNanoseconds(timeout);
   uint32_t spins = 0;
-  while (Load(index) < target) {
+  while (LoadMapped(index) < target) {
     if ((++spins & 255) == 0) {
       bool finished = false;
       RK_RETURN_IF_ERROR(CheckKernel(&finished));
-      if (finished && Load(index) < target) {
+      if (finished && LoadMapped(index) < target) {
         return absl::FailedPreconditionError(absl::StrCat("the kernel exited while waiting for ", what));
       }
       if (Clock::now() > deadline) {
@@ -603,9 +595,9 @@ std::string SystemImpl::RunningActors(bool only_unexited) const {
   std::vector<std::string> parts;
   const uint32_t threads = params_.threads_per_block;
   for (uint32_t w = 0; w < params_.num_workers; ++w) {
-    if (only_unexited && Load(&worker_control_[w].exited) != 0) continue;
+    if (only_unexited && LoadMapped(&worker_control_[w].exited) != 0) continue;
     for (uint32_t t = 0; t < threads; ++t) {
-      const u64 e = Load(&running_[uint64_t{w} * threads + t]);
+      const u64 e = LoadMapped(&running_[uint64_t{w} * threads + t]);
       if (e == 0) continue;
       const uint32_t actor = static_cast<uint32_t>(e & 0xFFFFFFFFu) - 1;
       const uint32_t type = static_cast<uint32_t>(e >> 32);
@@ -628,7 +620,7 @@ absl::Status SystemImpl::CheckKernel(bool* finished) {
     if (!fault_.ok()) return fault_;
   }
   if (!stream_.has_value()) return absl::OkStatus();
-  if (const u64 bad = Load(&control_->ingress_error.value); bad != 0) {
+  if (const u64 bad = LoadMapped(&control_->ingress_error.value); bad != 0) {
     // The GPU stopped reading host input: a protocol violation, not a user
     // error; nothing sent after it can be delivered.
     absl::Status fault = absl::InternalError(absl::StrCat(
@@ -802,7 +794,7 @@ absl::Status SystemImpl::NotAccepting(const char* call) {
 
 absl::StatusOr<ActorId> SystemImpl::Spawn(std::string_view type, std::string_view name) {
   if (!tracing_.load(std::memory_order_relaxed)) return SpawnUntraced(type, name);
-  const int64_t begin = NowNs();
+  const int64_t begin = HostNowNs();
   absl::StatusOr<ActorId> id = SpawnUntraced(type, name);
   RecordHostCall("Spawn", begin, id.ok() ? id->value : kNoActorValue, 0, 0, id.ok());
   return id;
@@ -953,7 +945,7 @@ absl::Status SystemImpl::ResolveTypeSlot(uint32_t slot, const char* name, const 
 absl::Status SystemImpl::Send(ActorId to, uint32_t type_id, const void* bytes, size_t size, uint64_t correlation,
                               absl::Time deadline) {
   if (!tracing_.load(std::memory_order_relaxed)) return SendUntraced(to, type_id, bytes, size, correlation, deadline);
-  const int64_t begin = NowNs();
+  const int64_t begin = HostNowNs();
   absl::Status s = SendUntraced(to, type_id, bytes, size, correlation, deadline);
   RecordHostCall("Send", begin, to.value, type_id, 0, s.ok());
   return s;
@@ -1052,7 +1044,7 @@ absl::StatusOr<Message> SystemImpl::Ask(ActorId to, uint32_t type_id, const void
                                         absl::Duration timeout) {
   const uint64_t correlation = next_correlation_.fetch_add(1, std::memory_order_relaxed);
   if (!tracing_.load(std::memory_order_relaxed)) return AskUntraced(to, type_id, bytes, size, timeout, correlation);
-  const int64_t begin = NowNs();
+  const int64_t begin = HostNowNs();
   absl::StatusOr<Message> r = AskUntraced(to, type_id, bytes, size, timeout, correlation);
   RecordHostCall("Ask", begin, to.value, type_id, internal::AskFlow(correlation), r.ok());
   return r;
@@ -1172,19 +1164,19 @@ ActorStats SystemImpl::ReadActor(uint32_t index) const {
       s.type = package_->model.actors[actors_[index].type_id].name;
     }
   }
-  const uint64_t status = Load(&c.status);
+  const uint64_t status = LoadMapped(&c.status);
   s.state = static_cast<ActorState>(status & 0xFFFFFFFFu);
   s.fail_code = static_cast<uint32_t>(status >> 32);
-  s.received = Load(&c.received);
-  s.handled = Load(&c.handled);
-  s.dead_lettered = Load(&c.dead_lettered);
-  s.depth = Load(&c.depth);
-  s.sent = Load(&c.sent);
-  s.send_full = Load(&c.send_full);
-  s.send_no_actor = Load(&c.send_no_actor);
-  s.send_other = Load(&c.send_other);
-  s.rejected = Load(&c.rejected);
-  s.hlc = Load(&c.hlc);
+  s.received = LoadMapped(&c.received);
+  s.handled = LoadMapped(&c.handled);
+  s.dead_lettered = LoadMapped(&c.dead_lettered);
+  s.depth = LoadMapped(&c.depth);
+  s.sent = LoadMapped(&c.sent);
+  s.send_full = LoadMapped(&c.send_full);
+  s.send_no_actor = LoadMapped(&c.send_no_actor);
+  s.send_other = LoadMapped(&c.send_other);
+  s.rejected = LoadMapped(&c.rejected);
+  s.hlc = LoadMapped(&c.hlc);
   return s;
 }
 
@@ -1197,16 +1189,16 @@ absl::StatusOr<SystemStats> SystemImpl::Stats(bool fresh) {
   const KernelPhase ph = phase_.load();
   st.phase = (ph == KernelPhase::kFaulted || ph == KernelPhase::kAbandoned || ph == KernelPhase::kExited)
                  ? ph
-                 : PhaseOf(Load(&control_->state.value));
-  st.flush_epoch = Load(&control_->flush_epoch.value);
+                 : PhaseOf(LoadMapped(&control_->state.value));
+  st.flush_epoch = LoadMapped(&control_->flush_epoch.value);
   st.host_sent = 0;
   for (uint32_t w = 0; w < params_.num_workers; ++w) {
     st.host_sent += __atomic_load_n(&worker_producers_[w].tail, __ATOMIC_RELAXED);
   }
   st.host_ring_full = host_ring_full_.load();
-  st.ingress_delivered = Load(&control_->ingress_messages.value);
-  st.ingress_dead = Load(&control_->ingress_dead.value);
-  st.outbound_full = Load(&control_->outbound_full.value);
+  st.ingress_delivered = LoadMapped(&control_->ingress_messages.value);
+  st.ingress_dead = LoadMapped(&control_->ingress_dead.value);
+  st.outbound_full = LoadMapped(&control_->outbound_full.value);
   {
     absl::MutexLock lock(&out_mu_);
     DrainLocked();
@@ -1219,7 +1211,7 @@ absl::StatusOr<SystemStats> SystemImpl::Stats(bool fresh) {
   for (uint32_t i = 0; i < n; ++i) st.actors.push_back(ReadActor(i));
   for (uint32_t w = 0; w < params_.num_workers; ++w) {
     const WorkerControl& c = worker_control_[w];
-    st.workers.push_back(WorkerStatsView{w, Load(&c.heartbeat), Load(&c.handled), Load(&c.exited) != 0});
+    st.workers.push_back(WorkerStatsView{w, LoadMapped(&c.heartbeat), LoadMapped(&c.handled), LoadMapped(&c.exited) != 0});
   }
   return st;
 }

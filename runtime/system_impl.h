@@ -18,6 +18,7 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -42,6 +43,19 @@
 namespace rk {
 
 class RuntimeImpl;
+
+// The host's steady clock in ns: the clock of the timeline's host events.
+inline int64_t HostNowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// An acquire load of a word the GPU writes into mapped memory.
+template <class T>
+T LoadMapped(const T* p) {
+  return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
 
 class SystemImpl {
  public:

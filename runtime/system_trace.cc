@@ -26,27 +26,12 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-int64_t HostNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
-}
-
-template <class T>
-T Load(const T* p) {
-  return __atomic_load_n(p, __ATOMIC_ACQUIRE);
-}
-
-uint32_t Log2(uint32_t v) {
-  uint32_t l = 0;
-  while ((1u << l) < v) ++l;
-  return l;
-}
-
 }  // namespace
 
 absl::Status SystemImpl::InitTrace() {
   if (!module_->GetGlobal("rk_trace_build").ok()) return absl::OkStatus();
   const uint32_t cap = options_.trace_capacity;
-  if (cap < (1u << 8) || cap > (1u << 22) || (cap & (cap - 1)) != 0) {
+  if (cap < (1u << 8) || cap > (1u << 22) || !IsPowerOfTwo(cap)) {
     return absl::InvalidArgumentError(
         absl::StrCat("trace_capacity is ", cap, "; it must be a power of two in [2^8, 2^22]"));
   }
@@ -67,11 +52,11 @@ absl::StatusOr<SystemImpl::ClockPair> SystemImpl::SwitchTrace(bool on) {
   ClockPair best{0, 0};
   int64_t best_rtt = -1;
   for (int attempt = 0; attempt < 3; ++attempt) {
-    const int64_t t0 = HostNs();
+    const int64_t t0 = HostNowNs();
     RK_ASSIGN_OR_RETURN(uint64_t seq, SendControl(ControlOp::kTrace, 0, on ? 1 : 0, nullptr, 0));
     RK_RETURN_IF_ERROR(WaitFor(&control_->ack.value, seq, absl::Seconds(5), "the GPU to switch tracing"));
-    const int64_t t1 = HostNs();
-    const uint64_t gpu = Load(&control_->trace_clock.value);
+    const int64_t t1 = HostNowNs();
+    const uint64_t gpu = LoadMapped(&control_->trace_clock.value);
     if (best_rtt < 0 || t1 - t0 < best_rtt) {
       best_rtt = t1 - t0;
       best = ClockPair{gpu, t0 + (t1 - t0) / 2};
@@ -84,7 +69,7 @@ bool SystemImpl::WaitTraceSeen(uint64_t on, absl::Duration timeout) {
   const auto deadline = Clock::now() + absl::ToChronoNanoseconds(timeout);
   for (;;) {
     bool all = true;
-    for (uint32_t r = 0; r < trace_rings_ && all; ++r) all = Load(&TraceRing(r)->on_seen) == on;
+    for (uint32_t r = 0; r < trace_rings_ && all; ++r) all = LoadMapped(&TraceRing(r)->on_seen) == on;
     if (all) return true;
     if (Clock::now() > deadline) return false;
     std::this_thread::sleep_for(std::chrono::microseconds(50));
@@ -116,7 +101,7 @@ absl::Status SystemImpl::StartTrace(std::string_view path) {
     trace_clocks_.clear();
     // Earlier drops belong to an earlier trace.
     trace_dropped_base_.resize(trace_rings_);
-    for (uint32_t r = 0; r < trace_rings_; ++r) trace_dropped_base_[r] = Load(&TraceRing(r)->dropped);
+    for (uint32_t r = 0; r < trace_rings_; ++r) trace_dropped_base_[r] = LoadMapped(&TraceRing(r)->dropped);
   }
   RK_ASSIGN_OR_RETURN(ClockPair start, SwitchTrace(true));
   // The workers pick the switch up within a few of their iterations; host
@@ -141,7 +126,7 @@ void SystemImpl::RecordHostCall(const char* call, int64_t begin_ns, uint32_t act
                                 bool ok) {
   internal::HostTraceEvent e;
   e.begin_ns = static_cast<uint64_t>(begin_ns);
-  e.end_ns = static_cast<uint64_t>(HostNs());
+  e.end_ns = static_cast<uint64_t>(HostNowNs());
   e.call = call;
   e.actor = actor;
   e.msg_type = type_id;
@@ -162,7 +147,7 @@ void SystemImpl::DrainTraceLocked() {
       const TraceRecord* rec = &records[next & (cap - 1)];
       const uint32_t tag = static_cast<uint32_t>(next + 1);
       // Both halves: each is one 16-byte store from the GPU.
-      if (Load(&rec->tag1) != tag || Load(&rec->tag0) != tag) break;
+      if (LoadMapped(&rec->tag1) != tag || LoadMapped(&rec->tag0) != tag) break;
       RawTraceRecord raw;
       std::memcpy(&raw.r, rec, sizeof(TraceRecord));
       raw.ring = r;
@@ -225,7 +210,7 @@ absl::Status SystemImpl::FinishTrace(bool kernel_exited) {
     contents.host = std::move(trace_host_events_);
     contents.dropped.resize(trace_rings_);
     for (uint32_t r = 0; r < trace_rings_; ++r) {
-      contents.dropped[r] = Load(&TraceRing(r)->dropped) - trace_dropped_base_[r];
+      contents.dropped[r] = LoadMapped(&TraceRing(r)->dropped) - trace_dropped_base_[r];
     }
     trace_raw_.clear();
     trace_host_events_.clear();

@@ -278,6 +278,21 @@ void DumpOrderTrace(System& sys, uint32_t actor) {
   }
 }
 
+// Stops `sys` and checks that Stop returned by `timeout`, drained, with
+// nothing left unhandled and no actor failed; `report` and `seconds` (how
+// long Stop took) are for the caller's further checks.
+void StopDrained(System& sys, absl::Duration timeout, StopReport* report, double* seconds) {
+  const auto began = Clock::now();
+  absl::StatusOr<StopReport> rep = sys.Stop(timeout);
+  *seconds = Seconds(Clock::now() - began);
+  ASSERT_TRUE(rep.ok()) << rep.status();
+  EXPECT_LE(*seconds, absl::ToDoubleSeconds(timeout));
+  EXPECT_TRUE(rep->drained) << rep->ToString();
+  EXPECT_EQ(rep->unhandled, 0u) << rep->ToString();
+  EXPECT_TRUE(rep->failures.empty()) << rep->ToString();
+  *report = *std::move(rep);
+}
+
 class HostileHandlerGpuTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -472,17 +487,12 @@ TEST_F(HostileHandlerGpuTest, ANanAndInfinityStormLeavesEveryOtherResultExact) {
   EXPECT_TRUE(sys.TakeFailures().empty());
   EXPECT_TRUE(sys.TakeDeadLetters().empty());
   const absl::Duration stop_timeout = absl::Seconds(10) * slow;
-  const auto stop_began = Clock::now();
-  absl::StatusOr<StopReport> rep = sys.Stop(stop_timeout);
-  const double stop_seconds = Seconds(Clock::now() - stop_began);
-  ASSERT_TRUE(rep.ok()) << rep.status();
-  EXPECT_LE(stop_seconds, absl::ToDoubleSeconds(stop_timeout));
-  EXPECT_TRUE(rep->drained) << rep->ToString();
-  EXPECT_EQ(rep->unhandled, 0u) << rep->ToString();
-  EXPECT_TRUE(rep->dead_letters.empty()) << rep->ToString();
-  EXPECT_TRUE(rep->failures.empty()) << rep->ToString();
+  StopReport rep;
+  double stop_seconds = 0;
+  ASSERT_NO_FATAL_FAILURE(StopDrained(sys, stop_timeout, &rep, &stop_seconds));
+  EXPECT_TRUE(rep.dead_letters.empty()) << rep.ToString();
   uint64_t retries = 0;
-  for (const ActorStats& a : rep->actors) {
+  for (const ActorStats& a : rep.actors) {
     EXPECT_EQ(a.state, ActorState::kRunning) << a.ToString();
     EXPECT_EQ(a.dead_lettered + a.rejected, 0u) << a.ToString();
     retries += a.send_full;
@@ -640,21 +650,16 @@ TEST_F(HostileHandlerGpuTest, AnActorFillingEveryMailboxLeavesTheOthersRunningAn
   }
   const std::vector<DeadLetter> taken = sys.TakeDeadLetters();
   const absl::Duration stop_timeout = absl::Seconds(10) * slow;
-  const auto stop_began = Clock::now();
-  absl::StatusOr<StopReport> rep = sys.Stop(stop_timeout);
-  const double stop_seconds = Seconds(Clock::now() - stop_began);
-  ASSERT_TRUE(rep.ok()) << rep.status();
-  EXPECT_LE(stop_seconds, absl::ToDoubleSeconds(stop_timeout));
-  EXPECT_TRUE(rep->drained) << rep->ToString();
-  EXPECT_EQ(rep->unhandled, 0u) << rep->ToString();
-  EXPECT_EQ(rep->reports_lost, 0u) << rep->ToString();
-  EXPECT_TRUE(rep->failures.empty()) << rep->ToString();
+  StopReport rep;
+  double stop_seconds = 0;
+  ASSERT_NO_FATAL_FAILURE(StopDrained(sys, stop_timeout, &rep, &stop_seconds));
+  EXPECT_EQ(rep.reports_lost, 0u) << rep.ToString();
 
   // The host's messages that met a full mailbox too long, per victim.
   std::vector<int> dead(kVictims, 0);
   std::vector<int64_t> dead_sum(kVictims, 0);
   std::vector<DeadLetter> letters = taken;
-  letters.insert(letters.end(), rep->dead_letters.begin(), rep->dead_letters.end());
+  letters.insert(letters.end(), rep.dead_letters.begin(), rep.dead_letters.end());
   for (const DeadLetter& d : letters) {
     const auto it = std::find(victims.begin(), victims.end(), d.to);
     ASSERT_NE(it, victims.end()) << "a dead letter to " << d.to_name;
@@ -667,7 +672,7 @@ TEST_F(HostileHandlerGpuTest, AnActorFillingEveryMailboxLeavesTheOthersRunningAn
     ++dead[it - victims.begin()];
     dead_sum[it - victims.begin()] += header[1];
   }
-  EXPECT_EQ(rep->dead_letters_dropped, 0u);
+  EXPECT_EQ(rep.dead_letters_dropped, 0u);
   int64_t host_handled = 0;
   for (int v = 0; v < kVictims; ++v) {
     const hostile::VictimReport& r = reports[v];

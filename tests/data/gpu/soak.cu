@@ -175,18 +175,25 @@ struct RK_ACTOR Producer {
     return true;
   }
 
+  // Queues the next Pump to itself; on kFull asks for the current message
+  // again (false: the handler returns with nothing more done).
+  __device__ bool PumpAgain(rk::Ctx& ctx) {
+    if (ctx.send(ctx.self(), Pump{id, Kind::kPump, p.sent[static_cast<int>(Kind::kPump)] + 1}) !=
+        rk::SendStatus::kOk) {
+      ++p.full;
+      ctx.retry_later();
+      return false;
+    }
+    ++p.sent[static_cast<int>(Kind::kPump)];
+    return true;
+  }
+
   RK_HANDLER void on(const Start& s, rk::Ctx& ctx) {
     id = s.id;
     burst = s.burst;
     slots = s.slots < 1 ? 1 : (s.slots > kSlots ? kSlots : s.slots);
     for (int i = 0; i < kSlots; ++i) targets[i] = s.targets[i];
-    if (ctx.send(ctx.self(), Pump{id, Kind::kPump, p.sent[static_cast<int>(Kind::kPump)] + 1}) !=
-        rk::SendStatus::kOk) {
-      ++p.full;
-      ctx.retry_later();
-      return;
-    }
-    ++p.sent[static_cast<int>(Kind::kPump)];
+    if (!PumpAgain(ctx)) return;
     running = 1;
     Handled(s.kind);
   }
@@ -219,13 +226,7 @@ struct RK_ACTOR Producer {
           ++p.other;
         }
       }
-      if (ctx.send(ctx.self(), Pump{id, Kind::kPump, p.sent[static_cast<int>(Kind::kPump)] + 1}) !=
-          rk::SendStatus::kOk) {
-        ++p.full;
-        ctx.retry_later();
-        return;
-      }
-      ++p.sent[static_cast<int>(Kind::kPump)];
+      if (!PumpAgain(ctx)) return;
     }
     Handled(m.kind);
   }
