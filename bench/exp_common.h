@@ -43,6 +43,7 @@ struct Options {
   int iterations = 1000;
   std::string csv = "raw.csv";
   std::string package;  // a program built by actorc from handlers/bench.cu, run instead of compiling it
+  std::vector<std::string> trace_defines;  // trace_cost: more defines for its traced build (--trace-define)
   std::string pc_sampling;      // write CUPTI PC samples here (bench/pc_sampling.h); "" = off
   int pc_sampling_period = 13;  // every 2^N SM cycles
   int device = 0;

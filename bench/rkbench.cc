@@ -338,6 +338,7 @@ absl::Status TraceCost(Runtime& runtime, const Program& plain, Recorder& rec, co
   const std::string exp = "trace_overhead";
   CompileOptions co;
   co.trace = true;
+  co.defines = o.trace_defines;
   absl::StatusOr<Program> traced = runtime.CompileFiles({std::string(RK_SOURCE_DIR) + "/handlers/bench.cu"}, co);
   if (!traced.ok()) traced = runtime.CompileFiles({"handlers/bench.cu"}, co);
   if (!traced.ok()) return traced.status();
@@ -413,6 +414,7 @@ int Usage(const std::string& problem) {
                "  --package FILE               run this actorc build of handlers/bench.cu (same message\n"
                "                               types) instead of compiling it: another runtime build's\n"
                "                               device code, for A/B comparisons\n"
+               "  --trace-define NAME[=VAL]    trace_cost: one more define for its traced build\n"
                "  --idle-backoff-ns N --skip-baselines --jit-cold N --version\n"
                "  --workers N --threads-per-block N   worker blocks (0: all that fit) and their threads\n"
                "                               (128) in each system the experiments start\n"
@@ -503,6 +505,8 @@ int Main(int argc, char** argv) {
       o.csv = v;
     } else if (a == "--package") {
       o.package = v;
+    } else if (a == "--trace-define") {
+      o.trace_defines.push_back(v);
     } else if (a == "--paths-quiet-ms") {
       o.paths_quiet_ms = v;
     } else if (a == "--paths-parts") {

@@ -1177,6 +1177,20 @@ ActorStats SystemImpl::ReadActor(uint32_t index) const {
   s.send_other = LoadMapped(&c.send_other);
   s.rejected = LoadMapped(&c.rejected);
   s.hlc = LoadMapped(&c.hlc);
+  if (handler_times_ != nullptr) {
+    // A copy first: the monitor may be writing the row.
+    std::array<uint32_t, kHandlerTimeBuckets> row;
+    const uint32_t* from = handler_times_ + uint64_t{index} * kHandlerTimeBuckets;
+    uint64_t n = 0;
+    for (uint32_t b = 0; b < kHandlerTimeBuckets; ++b) {
+      row[b] = __atomic_load_n(&from[b], __ATOMIC_RELAXED);
+      n += row[b];
+    }
+    s.timed = true;
+    s.timed_calls = n;
+    s.handler_p50_ns = HandlerTimeQuantile(row.data(), n, 1, 2);
+    s.handler_p99_ns = HandlerTimeQuantile(row.data(), n, 99, 100);
+  }
   return s;
 }
 

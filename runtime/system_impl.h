@@ -336,6 +336,11 @@ class SystemImpl {
   // trace_session_mu_ is held across StartTrace and StopTrace (which write
   // control records and wait for the GPU); trace_mu_ only while records are
   // taken or added (the reader, host calls).
+  // The handler-time histograms (handler_times.h), in a program that
+  // records a timeline: counted in device memory, read from mapped memory.
+  std::optional<cuda::DeviceBuffer> handler_times_dev_;
+  std::optional<cuda::MappedBuffer> handler_times_buf_;
+  const uint32_t* handler_times_ = nullptr;
   std::optional<cuda::MappedBuffer> trace_buf_;
   u8* trace_host_ = nullptr;
   uint32_t trace_rings_ = 0;

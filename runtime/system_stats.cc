@@ -85,6 +85,9 @@ void AppendTable(const std::vector<Column>& columns, const std::vector<std::vect
   for (const auto& row : rows) line(row);
 }
 
+// Nanoseconds as microseconds with three decimals ("0.352").
+std::string Micros(uint64_t ns) { return absl::StrFormat("%.3f", static_cast<double>(ns) / 1000.0); }
+
 }  // namespace
 
 std::string SystemStats::ToText(bool with_workers) const {
@@ -108,6 +111,8 @@ std::string SystemStats::ToText(bool with_workers) const {
   if (actors.empty()) {
     absl::StrAppend(&out, "\n(no actors)");
   } else {
+    // Handler times only for a program that keeps them.
+    const bool timed = std::any_of(actors.begin(), actors.end(), [](const ActorStats& a) { return a.timed; });
     std::vector<std::vector<std::string>> rows;
     for (const ActorStats& a : actors) {
       rows.push_back({Printable(a.name), Printable(a.type),
@@ -115,17 +120,26 @@ std::string SystemStats::ToText(bool with_workers) const {
                                                      : std::string(StateName(a.state)),
                       absl::StrCat(a.received), absl::StrCat(a.handled), absl::StrCat(a.depth),
                       absl::StrCat(a.dead_lettered), absl::StrCat(a.sent), absl::StrCat(a.send_full)});
+      if (timed) {
+        const bool any = a.timed && a.timed_calls != 0;
+        rows.back().push_back(any ? Micros(a.handler_p50_ns) : "-");
+        rows.back().push_back(any ? Micros(a.handler_p99_ns) : "-");
+      }
     }
-    AppendTable({{"actor"},
-                 {"type"},
-                 {"state"},
-                 {"received", true},
-                 {"handled", true},
-                 {"depth", true},
-                 {"dead-lettered", true},
-                 {"sent", true},
-                 {"kFull", true}},
-                rows, &out);
+    std::vector<Column> columns = {{"actor"},
+                                   {"type"},
+                                   {"state"},
+                                   {"received", true},
+                                   {"handled", true},
+                                   {"depth", true},
+                                   {"dead-lettered", true},
+                                   {"sent", true},
+                                   {"kFull", true}};
+    if (timed) {
+      columns.push_back({"p50 µs", true});
+      columns.push_back({"p99 µs", true});
+    }
+    AppendTable(columns, rows, &out);
   }
   if (with_workers && !workers.empty()) {
     std::vector<std::vector<std::string>> rows;
@@ -157,6 +171,11 @@ std::string SystemStats::ToJson() const {
                         {"send_other", a.send_other},
                         {"rejected", a.rejected},
                         {"hlc", a.hlc}});
+    // The handler times: null in a program that keeps none.
+    json& j = j_actors.back();
+    j["timed_calls"] = a.timed ? json(a.timed_calls) : json(nullptr);
+    j["handler_p50_ns"] = a.timed && a.timed_calls != 0 ? json(a.handler_p50_ns) : json(nullptr);
+    j["handler_p99_ns"] = a.timed && a.timed_calls != 0 ? json(a.handler_p99_ns) : json(nullptr);
   }
   json j_workers = json::array();
   for (const WorkerStatsView& w : workers) {

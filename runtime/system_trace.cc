@@ -43,6 +43,19 @@ absl::Status SystemImpl::InitTrace() {
   std::memset(trace_host_, 0, TraceRingBytes(log2) * trace_rings_);
   params_.trace = reinterpret_cast<u8*>(trace_buf_->device());
   params_.trace_log2 = log2;
+  // The handler-time histograms: counted on the GPU, copied out by the
+  // monitor (handler_times.h).
+  const uint64_t hist_bytes = uint64_t{options_.max_actors} * kHandlerTimeBuckets * sizeof(uint32_t);
+  RK_ASSIGN_OR_RETURN(cuda::DeviceBuffer hist, cuda::DeviceBuffer::Create(hist_bytes));
+  RK_RETURN_IF_ERROR(hist.ZeroAsync(*copy_stream_));
+  RK_RETURN_IF_ERROR(copy_stream_->Synchronize());
+  handler_times_dev_ = std::move(hist);
+  RK_ASSIGN_OR_RETURN(cuda::MappedBuffer hist_out, cuda::MappedBuffer::Create(hist_bytes));
+  handler_times_buf_ = std::move(hist_out);
+  handler_times_ = static_cast<const uint32_t*>(handler_times_buf_->host());
+  std::memset(handler_times_buf_->host(), 0, hist_bytes);
+  params_.handler_times = reinterpret_cast<u32*>(handler_times_dev_->get());
+  params_.handler_times_out = reinterpret_cast<u32*>(handler_times_buf_->device());
   absl::MutexLock lock(&trace_mu_);
   trace_next_.assign(trace_rings_, 0);
   return absl::OkStatus();

@@ -150,9 +150,14 @@ TEST(SystemStatsJsonTest, OneLineThatParsesBackToTheSameNumbers) {
   const json& bank = j["actors"][0];
   std::set<std::string> actor_keys;
   for (auto it = bank.begin(); it != bank.end(); ++it) actor_keys.insert(it.key());
-  EXPECT_EQ(actor_keys, (std::set<std::string>{"dead_lettered", "depth", "fail_code", "handled", "hlc", "id", "name",
-                                               "received", "rejected", "send_full", "send_no_actor", "send_other",
-                                               "sent", "state", "type"}));
+  EXPECT_EQ(actor_keys, (std::set<std::string>{"dead_lettered", "depth", "fail_code", "handled", "handler_p50_ns",
+                                               "handler_p99_ns", "hlc", "id", "name", "received", "rejected",
+                                               "send_full", "send_no_actor", "send_other", "sent", "state",
+                                               "timed_calls", "type"}));
+  // A program without handler times: null, not zero.
+  EXPECT_TRUE(bank["timed_calls"].is_null());
+  EXPECT_TRUE(bank["handler_p50_ns"].is_null());
+  EXPECT_TRUE(bank["handler_p99_ns"].is_null());
   EXPECT_EQ(bank["id"], 0u);
   EXPECT_EQ(bank["name"], "bank");
   EXPECT_EQ(bank["type"], "Bank");
@@ -176,6 +181,43 @@ TEST(SystemStatsJsonTest, OneLineThatParsesBackToTheSameNumbers) {
 
   EXPECT_EQ(j["workers"], json::parse(R"([{"exited":false,"handled":11,"heartbeat":1234567,"worker":0},
                                           {"exited":true,"handled":1,"heartbeat":999,"worker":1}])"));
+}
+
+// A program that keeps handler times (ActorStats::timed): two more columns
+// in microseconds, "-" for an actor that has handled nothing yet; the JSON
+// has the numbers, and null percentiles for that actor.
+SystemStats TimedStats() {
+  SystemStats s = BankStats();
+  for (ActorStats& a : s.actors) a.timed = true;
+  s.actors[0].timed_calls = 11;
+  s.actors[0].handler_p50_ns = 352;
+  s.actors[0].handler_p99_ns = 12288;
+  ActorStats idle = Actor(2, "idle", "Bank");
+  idle.timed = true;
+  s.actors.push_back(idle);
+  s.actors[1].timed_calls = 1;
+  s.actors[1].handler_p50_ns = 1500000;
+  s.actors[1].handler_p99_ns = 1500000;
+  return s;
+}
+
+TEST(SystemStatsTextTest, HandlerTimesInMicrosecondsWhenTheProgramKeepsThem) {
+  EXPECT_EQ(TimedStats().ToText(),
+            "phase running; host sent 12, ingress delivered 12, received by host 1\n"
+            "actor    type     state      received  handled  depth  dead-lettered  sent  kFull    p50 µs    p99 µs\n"
+            "bank     Bank     running          11       11      0              0     0      0     0.352    12.288\n"
+            "auditor  Auditor  failed(7)         1        1      0              0     1      0  1500.000  1500.000\n"
+            "idle     Bank     running           0        0      0              0     0      0         -         -");
+}
+
+TEST(SystemStatsJsonTest, HandlerTimesAreNumbersAndNullBeforeTheFirstCall) {
+  const json j = json::parse(TimedStats().ToJson());
+  EXPECT_EQ(j["actors"][0]["timed_calls"], 11u);
+  EXPECT_EQ(j["actors"][0]["handler_p50_ns"], 352u);
+  EXPECT_EQ(j["actors"][0]["handler_p99_ns"], 12288u);
+  EXPECT_EQ(j["actors"][2]["timed_calls"], 0u);
+  EXPECT_TRUE(j["actors"][2]["handler_p50_ns"].is_null());
+  EXPECT_TRUE(j["actors"][2]["handler_p99_ns"].is_null());
 }
 
 TEST(SystemStatsJsonTest, NamesAreEscapedAndInvalidUtf8IsReplaced) {

@@ -237,3 +237,115 @@ TEST_F(TraceGpuTest, StartTraceOnAProgramBuiltWithoutTracingNamesTheFix) {
 
 }  // namespace
 }  // namespace rk
+
+namespace rk {
+namespace {
+
+// Test goals: a program built with tracing keeps a histogram of handler
+// times per actor on the GPU, and Stats, its text and its JSON, and the
+// stop report read the right percentiles from it; a program built without
+// keeps none and says so (null), rather than report zeros.
+TEST_F(TraceGpuTest, HandlerTimesCountEveryCallAndTheirPercentilesBracketWhatTheHandlersTook) {
+  absl::StatusOr<Program> program = Traced(::rk::testing::TestDataDir() + "/gpu/semantics.cu");
+  ASSERT_TRUE(program.ok()) << program.status();
+  SystemOptions o;
+  o.workers = ::rk::testing::CappedWorkers(2);
+  absl::StatusOr<std::unique_ptr<System>> started = runtime_->Start(*program, o);
+  ASSERT_TRUE(started.ok()) << started.status();
+  System& sys = **started;
+  absl::StatusOr<ActorId> slow = sys.Spawn("Waiter", "slow");
+  absl::StatusOr<ActorId> fast = sys.Spawn("Waiter", "fast");
+  absl::StatusOr<ActorId> idle = sys.Spawn("Waiter", "idle");
+  ASSERT_TRUE(slow.ok() && fast.ok() && idle.ok());
+  constexpr int kCalls = 60;
+  constexpr uint64_t kSlowNs = 40000;
+  for (int i = 0; i < kCalls; ++i) {
+    ASSERT_TRUE(sys.Send(*slow, Wait{static_cast<unsigned>(kSlowNs)}).ok());
+    ASSERT_TRUE(sys.Send(*fast, Wait{0}).ok());
+  }
+  absl::StatusOr<SystemStats> st;
+  const absl::Time until = absl::Now() + absl::Seconds(30);
+  do {
+    st = sys.Stats();
+    ASSERT_TRUE(st.ok()) << st.status();
+  } while (absl::Now() < until &&
+           (st->Find("slow")->handled < kCalls || st->Find("fast")->handled < kCalls));
+  const ActorStats& s = *st->Find("slow");
+  const ActorStats& f = *st->Find("fast");
+  const ActorStats& i = *st->Find("idle");
+  ASSERT_EQ(s.handled, static_cast<uint64_t>(kCalls));
+  ASSERT_EQ(f.handled, static_cast<uint64_t>(kCalls));
+  EXPECT_TRUE(s.timed && f.timed && i.timed);
+  EXPECT_EQ(s.timed_calls, static_cast<uint64_t>(kCalls));
+  EXPECT_EQ(f.timed_calls, static_cast<uint64_t>(kCalls));
+  EXPECT_EQ(i.timed_calls, 0u);
+  // Every slow call took at least kSlowNs, so both percentiles are the
+  // midpoints of buckets at or above the one that holds kSlowNs.
+  const uint64_t floor_mid = (HandlerTimeBucketLow(HandlerTimeBucket(kSlowNs)) +
+                              HandlerTimeBucketHigh(HandlerTimeBucket(kSlowNs))) / 2;
+  EXPECT_GE(s.handler_p50_ns, floor_mid);
+  EXPECT_GE(s.handler_p99_ns, s.handler_p50_ns);
+  // And the wait dominates them: a slow call takes a little more than its
+  // wait (the bound leaves room for a sanitizer's slow-down).
+  EXPECT_LT(s.handler_p50_ns, 20 * kSlowNs);
+  EXPECT_LT(f.handler_p50_ns, s.handler_p50_ns);
+  const std::string text = st->ToText();
+  EXPECT_NE(text.find("p50 µs"), std::string::npos) << text;
+  EXPECT_NE(text.find("p99 µs"), std::string::npos) << text;
+  const json j = json::parse(st->ToJson());
+  bool seen = false;
+  for (const json& a : j["actors"]) {
+    if (a["name"] == "slow") {
+      seen = true;
+      EXPECT_EQ(a["timed_calls"], kCalls);
+      EXPECT_EQ(a["handler_p50_ns"], s.handler_p50_ns);
+      EXPECT_EQ(a["handler_p99_ns"], s.handler_p99_ns);
+    }
+    if (a["name"] == "idle") {
+      EXPECT_EQ(a["timed_calls"], 0);
+      EXPECT_TRUE(a["handler_p50_ns"].is_null()) << a.dump();
+    }
+  }
+  EXPECT_TRUE(seen);
+  // The kernel's last flush: the stop report has them too.
+  ASSERT_TRUE(sys.Send(*fast, Wait{0}).ok());
+  absl::StatusOr<StopReport> report = sys.Stop();
+  ASSERT_TRUE(report.ok()) << report.status();
+  bool found = false;
+  for (const ActorStats& a : report->actors) {
+    if (a.name == "fast") {
+      found = true;
+      EXPECT_EQ(a.timed_calls, static_cast<uint64_t>(kCalls + 1));
+    }
+  }
+  EXPECT_TRUE(found);
+}
+
+TEST_F(TraceGpuTest, AProgramBuiltWithoutTracingKeepsNoHandlerTimesAndSaysSo) {
+  absl::StatusOr<Program> program = runtime_->CompileFiles({::rk::testing::TestDataDir() + "/gpu/semantics.cu"});
+  ASSERT_TRUE(program.ok()) << program.status();
+  SystemOptions o;
+  o.workers = 1;
+  absl::StatusOr<std::unique_ptr<System>> started = runtime_->Start(*program, o);
+  ASSERT_TRUE(started.ok()) << started.status();
+  System& sys = **started;
+  absl::StatusOr<ActorId> w = sys.Spawn("Waiter", "w");
+  ASSERT_TRUE(w.ok());
+  ASSERT_TRUE(sys.Send(*w, Wait{1000}).ok());
+  absl::StatusOr<SystemStats> st;
+  const absl::Time until = absl::Now() + absl::Seconds(30);
+  do {
+    st = sys.Stats();
+    ASSERT_TRUE(st.ok()) << st.status();
+  } while (absl::Now() < until && st->Find("w")->handled < 1);
+  ASSERT_EQ(st->Find("w")->handled, 1u);
+  EXPECT_FALSE(st->Find("w")->timed);
+  EXPECT_EQ(st->ToText().find("p50"), std::string::npos) << st->ToText();
+  const json j = json::parse(st->ToJson());
+  EXPECT_TRUE(j["actors"][0]["timed_calls"].is_null()) << j.dump();
+  EXPECT_TRUE(j["actors"][0]["handler_p99_ns"].is_null()) << j.dump();
+  ASSERT_TRUE(sys.Stop().ok());
+}
+
+}  // namespace
+}  // namespace rk

@@ -13,6 +13,7 @@
 // problem (bad flags, no GPU, an unusable cache).
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -56,7 +57,8 @@ constexpr char kUsage[] =
     "options for run:\n"
     "  --device N             the CUDA device (default 0)\n"
     "  --stats-every MS       also print the system's statistics every MS milliseconds while the script\n"
-    "                         runs, as JSON lines {\"at_ms\": ..., \"stats\": {...}}\n"
+    "                         runs, as JSON lines {\"at_ms\": ..., \"stats\": {...}}; the fragments are\n"
+    "                         built with tracing, for the handler times (a package has them if it was)\n"
     "  --trace OUT.json       record the device timeline and write it for Perfetto's UI; the\n"
     "                         fragments are built with tracing (a package must have been)\n"
     "options for check, build and run (with FILES):\n"
@@ -68,6 +70,13 @@ constexpr char kUsage[] =
     "  --timings              print where the build's time went\n"
     "  --trace                (check, build) build with the device timeline compiled in (-D RK_TRACE)\n"
     "exit codes: 0 ok, 1 error in the input (diagnostics printed), 2 usage or environment error\n";
+
+// Compiles the device timeline and the handler-time histograms in (once).
+void AddTraceDefine(jit::BuildOptions* build) {
+  if (std::find(build->defines.begin(), build->defines.end(), "RK_TRACE") == build->defines.end()) {
+    build->defines.push_back("RK_TRACE");
+  }
+}
 
 struct Args {
   std::string command;
@@ -128,6 +137,9 @@ int ParseArgs(int argc, char** argv, Args* args) {
                                   ", got '", v, "'"));
       }
       args->stats_every_ms = ms;
+      // The handler times come from histograms that only an instrumented
+      // build keeps (handler_times.h).
+      AddTraceDefine(&args->build);
     } else if (a == "--arch") {
       if (!value(&v)) return Usage("--arch needs a list such as sm_89,sm_90");
       args->build.archs = absl::StrSplit(v, ',', absl::SkipEmpty());
@@ -141,7 +153,7 @@ int ParseArgs(int argc, char** argv, Args* args) {
       // run: where the timeline goes (and the fragments get it compiled
       // in); check and build: compile it in.
       if (args->command == "run" && !value(&args->trace)) return Usage("--trace needs a file name");
-      args->build.defines.push_back("RK_TRACE");
+      AddTraceDefine(&args->build);
     } else if (a == "--no-ptx") {
       args->build.ptx = false;
     } else if (a == "--no-cache") {

@@ -130,6 +130,18 @@ struct ActorStats {
   uint64_t send_other = 0;     // ... kNoHandler or kTooLarge
   uint64_t rejected = 0;       // host messages for it that the ingress dead-lettered
   uint64_t hlc = 0;            // its clock
+  // How long its handlers took, from histograms kept on the GPU: only a
+  // program built with tracing (CompileOptions::trace, `actorc build
+  // --trace`) keeps them, and then `timed` is true. `timed_calls` counts the
+  // invocations that ended (handled or failed; a ctx.retry_later is not
+  // counted); the percentiles are the midpoints of their histogram buckets,
+  // within 12.5 % of the true value and no finer than the GPU timer's tick
+  // (32 ns or coarser). The histograms are copied out at each Stats with
+  // `fresh` and when the kernel exits.
+  bool timed = false;
+  uint64_t timed_calls = 0;
+  uint64_t handler_p50_ns = 0;
+  uint64_t handler_p99_ns = 0;
 
   // "bank (Bank) running: received 5, handled 5, ..." for logs and tests.
   std::string ToString() const;
@@ -168,6 +180,8 @@ struct SystemStats {
   //   bank     Bank     running          11       11      0              0     0      0
   //   auditor  Auditor  failed(7)         1        1      0              0     1      0
   //
+  // In a program that keeps handler times (ActorStats::timed), two more
+  // columns, "p50 µs" and "p99 µs" ("-" for an actor with none yet).
   // Control characters in names are written as \xNN, so that a row stays one
   // line.
   std::string ToText(bool with_workers = false) const;
@@ -175,7 +189,9 @@ struct SystemStats {
   // Every counter as one line of JSON (no newline), with fixed key names in
   // alphabetical order: the counters above under their field names, "phase"
   // (KernelPhaseName), "actors" (each with "id", "name", "type", "state":
-  // "free", "running" or "failed", "fail_code" and its counters) and
+  // "free", "running" or "failed", "fail_code", its counters, and
+  // "timed_calls", "handler_p50_ns", "handler_p99_ns": null where the
+  // program keeps no handler times or the actor has none yet) and
   // "workers" ("worker", "heartbeat", "handled", "exited"). Names are JSON
   // strings; bytes that are not UTF-8 become U+FFFD.
   std::string ToJson() const;

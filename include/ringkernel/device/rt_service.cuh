@@ -217,6 +217,23 @@ __device__ __noinline__ void FlushCounters(const SystemParams* sys) {
   __syncwarp();
 }
 
+// Copies every actor's handler-time histogram (handler_times.h) to mapped
+// memory: a row of 128 counts per actor, four per lane, in two 8-byte loads
+// and one 16-byte store.
+__device__ __noinline__ void FlushHandlerTimes(const SystemParams* sys) {
+  if (sys->handler_times == nullptr) return;
+  const u32 lane = LaneId();
+  constexpr u32 kRowWords = kHandlerTimeBuckets / 2;  // u64 words
+  static_assert(kRowWords == 64, "a lane copies two words of a row");
+  const u64 count = LoadAcquireGpu(&sys->shared->actor_count.value);
+  for (u64 a = 0; a < count; ++a) {
+    const u64* from = reinterpret_cast<const u64*>(sys->handler_times) + a * kRowWords;
+    u64* to = reinterpret_cast<u64*>(sys->handler_times_out) + a * kRowWords;
+    StoreRelaxedSysPair(&to[2 * lane], LoadRelaxedGpu(&from[2 * lane]), LoadRelaxedGpu(&from[2 * lane + 1]));
+  }
+  __syncwarp();
+}
+
 // Two waves — first what consumers have finished (the mailboxes' released
 // heads, and the host messages each owner took from its hand-over ring,
 // ActorSlot::direct), then what producers have published (the mailboxes'
@@ -300,6 +317,8 @@ __device__ void MonitorLoop(const SystemParams* sys) {
     }
     const u64 request = LoadAcquireGpu(&sys->shared->flush_request.value);
     if (request != served_flush || now - last_flush >= sys->flush_interval_ns) {
+      // The histograms only when asked for: rows of 512 bytes per actor.
+      if (request != served_flush) FlushHandlerTimes(sys);
       FlushCounters(sys);
       last_flush = now;
       if (request != served_flush) {
@@ -328,6 +347,7 @@ __device__ void MonitorLoop(const SystemParams* sys) {
     }
     __nanosleep(2000);
   }
+  FlushHandlerTimes(sys);
   FlushCounters(sys);
 #ifdef RK_TRACE
   if (lane == 0) TraceRefresh(sys, &s_trace);

@@ -9,15 +9,25 @@
 // and whether tracing is on (copied from DeviceShared::trace_on by the
 // block's loop every few iterations). An event site tests `on` (shared
 // memory) and, when set, calls TraceEmit out of line: a compare-and-swap in
-// shared memory and two posted 16-byte stores to mapped memory.
+// shared memory and two posted 16-byte stores to mapped memory. A handler's
+// own records — its begin, its first send to an actor (staged in shared
+// memory meanwhile) and its end — go after it returns, with one
+// reservation, so that nothing but a clock read and two shared stores sits
+// on the path of a message. Built with RK_TRACE, every handler that ends is
+// also counted in its actor's handler-time histogram (handler_times.h).
 #ifndef RINGKERNEL_DEVICE_RT_TRACE_CUH_
 #define RINGKERNEL_DEVICE_RT_TRACE_CUH_
 
 #include "ringkernel/device/rt_base.cuh"
+#include "ringkernel/device/handler_times.h"
 #include "ringkernel/device/trace.h"
 
 namespace rk {
 namespace detail {
+
+__device__ __forceinline__ constexpr u32 TraceKindType(TraceKind k, u32 type, u32 flags = 0) {
+  return static_cast<u32>(k) | flags | type << kTraceTypeShift;
+}
 
 struct TraceCursor {
   unsigned long long reserved;  // records reserved (this block's threads)
@@ -86,22 +96,70 @@ __device__ __noinline__ void TraceEmit(const SystemParams* sys, TraceCursor* c, 
   if (TraceReserve(sys, c, hdr, 1, &i)) TraceStore(hdr, sys->trace_log2, i, now, kind_type, actor, peer, aux);
 }
 
-// A handler's begin (stamped `begin_ns` before it ran) and its end or retry,
-// written together after it returned: one reservation, and nothing on the
-// way into the handler but the clock's read.
-__device__ __noinline__ void TraceEmitHandler(const SystemParams* sys, TraceCursor* c, u64 begin_ns,
-                                              u32 begin_kind_type, u32 end_kind_type, u32 actor, u32 sender,
-                                              u32 flow) {
-  if (begin_ns == 0) return;  // tracing came on during the handler
-  const u64 now = GlobalTimerNs();
-  TraceRingHeader* hdr = TraceRingAt(sys->trace, sys->trace_log2, c->ring);
-  u64 i;
-  if (!TraceReserve(sys, c, hdr, 2, &i)) return;
-  TraceStore(hdr, sys->trace_log2, i, begin_ns, begin_kind_type, actor, sender, flow);
-  TraceStore(hdr, sys->trace_log2, i + 1, now, end_kind_type, actor, sender, 0);
+__device__ __forceinline__ bool TraceOn(TraceCursor* c) { return *static_cast<volatile u32*>(&c->on) != 0; }
+
+// A handler's first send to an actor, staged in shared memory (one entry
+// per thread of the block) and written with the handler's own records after
+// it returns: a send costs the handler two shared-memory stores instead of a
+// call and a reservation. Only the send's message type marks an entry in
+// use; later sends of the same invocation are recorded at once.
+constexpr u32 kTraceStageMaxThreads = 1024;
+constexpr unsigned short kTraceStageEmpty = 0xFFFF;
+struct TraceStagedSend {
+  unsigned long long time_ns;
+  unsigned long long to_pos;  // the receiver | its mailbox position (low 32 bits) << 32
+};
+__shared__ TraceStagedSend rk_trace_stage[kTraceStageMaxThreads];
+__shared__ unsigned short rk_trace_stage_type[kTraceStageMaxThreads];
+
+__device__ __forceinline__ bool TraceStaged() { return rk_trace_stage_type[threadIdx.x] != kTraceStageEmpty; }
+
+__device__ __forceinline__ void TraceStageInit() {
+  for (u32 t = threadIdx.x; t < kTraceStageMaxThreads; t += blockDim.x) rk_trace_stage_type[t] = kTraceStageEmpty;
 }
 
-__device__ __forceinline__ bool TraceOn(TraceCursor* c) { return *static_cast<volatile u32*>(&c->on) != 0; }
+// A send to actor `to` that returned kOk at mailbox position `pos`.
+__device__ __forceinline__ void TraceSend(const SystemParams* sys, TraceCursor* c, u32 type, u32 self, u32 to,
+                                          u32 pos) {
+  if (!TraceOn(c)) return;
+  if (!TraceStaged() && type < kTraceStageEmpty) {
+    rk_trace_stage[threadIdx.x] = TraceStagedSend{GlobalTimerNs(), static_cast<u64>(to) | static_cast<u64>(pos) << 32};
+    rk_trace_stage_type[threadIdx.x] = static_cast<unsigned short>(type);
+    return;
+  }
+  TraceEmit(sys, c, TraceKindType(TraceKind::kSend, type), self, to, pos);
+}
+
+// `begin_ns` of a block handler, whose begin record went before it ran.
+constexpr u64 kTraceBeginWritten = ~u64{0};
+
+// A handler's records, written together after it returned, with one
+// reservation: its begin (stamped `begin_ns` before it ran), the send it
+// staged if any, and its end or retry (`end_kind_type`, at `end_ns`, when
+// it returned). `begin_ns` 0:
+// tracing came on during the handler, so only a staged send is written;
+// kTraceBeginWritten: no begin, but the end.
+__device__ __noinline__ void TraceEmitHandler(const SystemParams* sys, TraceCursor* c, u64 begin_ns, u64 end_ns,
+                                              u32 begin_kind_type, u32 end_kind_type, u32 actor, u32 sender,
+                                              u32 flow) {
+  const u32 staged = rk_trace_stage_type[threadIdx.x];
+  const TraceStagedSend send = rk_trace_stage[threadIdx.x];
+  rk_trace_stage_type[threadIdx.x] = kTraceStageEmpty;
+  const bool has_send = staged != kTraceStageEmpty;
+  const bool has_begin = begin_ns != 0 && begin_ns != kTraceBeginWritten;
+  const bool has_end = begin_ns != 0;
+  const u32 n = (has_begin ? 1u : 0u) + (has_send ? 1u : 0u) + (has_end ? 1u : 0u);
+  if (n == 0) return;
+  TraceRingHeader* hdr = TraceRingAt(sys->trace, sys->trace_log2, c->ring);
+  u64 i;
+  if (!TraceReserve(sys, c, hdr, n, &i)) return;
+  if (has_begin) TraceStore(hdr, sys->trace_log2, i++, begin_ns, begin_kind_type, actor, sender, flow);
+  if (has_send) {
+    TraceStore(hdr, sys->trace_log2, i++, send.time_ns, TraceKindType(TraceKind::kSend, staged), actor,
+               static_cast<u32>(send.to_pos), static_cast<u32>(send.to_pos >> 32));
+  }
+  if (has_end) TraceStore(hdr, sys->trace_log2, i, end_ns, end_kind_type, actor, sender, 0);
+}
 
 // Every few iterations, by one thread of the block: picks up the host's
 // switch and publishes the drops and that this ring saw the switch.
@@ -136,17 +194,28 @@ __device__ __forceinline__ void TraceInit(TraceCursor* c, u32 ring) {
       ::rk::detail::TraceEmit((sys), (cursor), (kind_type), (actor), (peer), (aux));                \
     }                                                                                               \
   } while (0)
-#define RK_TRACE_HANDLER(sys, cursor, begin_ns, begin_kind_type, end_kind_type, actor, sender, flow)                \
+// (A send staged while tracing was on is written even if it went off since.)
+#define RK_TRACE_HANDLER(sys, cursor, begin_ns, end_ns, begin_kind_type, end_kind_type, actor, sender, flow)       \
   do {                                                                                                            \
-    if (::rk::detail::TraceOn(cursor)) {                                                                          \
-      ::rk::detail::TraceEmitHandler((sys), (cursor), (begin_ns), (begin_kind_type), (end_kind_type), (actor),    \
-                                     (sender), (flow));                                                           \
+    if (::rk::detail::TraceOn(cursor) || ::rk::detail::TraceStaged()) {                                           \
+      ::rk::detail::TraceEmitHandler((sys), (cursor), (begin_ns), (end_ns), (begin_kind_type), (end_kind_type),   \
+                                     (actor), (sender), (flow));                                                  \
     }                                                                                                             \
   } while (0)
+// A handler invocation that ended after `ns` nanoseconds, counted in its
+// actor's handler-time histogram (handler_times.h): an atomic add whose
+// result nothing waits for.
+#define RK_HANDLER_TIME(sys, actor, ns)                                                                       \
+  atomicAdd(&(sys)->handler_times[static_cast<::rk::u64>(actor) * ::rk::kHandlerTimeBuckets +                    \
+                                  ::rk::HandlerTimeBucket(ns)],                                                 \
+            1u)
 #define RK_TRACE_ONLY(...) __VA_ARGS__
 #else
-#define RK_TRACE_HANDLER(sys, cursor, begin_ns, begin_kind_type, end_kind_type, actor, sender, flow) \
-  do {                                                                                              \
+#define RK_HANDLER_TIME(sys, actor, ns) \
+  do {                                \
+  } while (0)
+#define RK_TRACE_HANDLER(sys, cursor, begin_ns, end_ns, begin_kind_type, end_kind_type, actor, sender, flow) \
+  do {                                                                                                      \
   } while (0)
 #define RK_TRACE_EVENT(sys, cursor, kind_type, actor, peer, aux) \
   do {                                                          \
@@ -154,9 +223,14 @@ __device__ __forceinline__ void TraceInit(TraceCursor* c, u32 ring) {
 #define RK_TRACE_ONLY(...)
 #endif
 
-__device__ __forceinline__ constexpr u32 TraceKindType(TraceKind k, u32 type, u32 flags = 0) {
-  return static_cast<u32>(k) | flags | type << kTraceTypeShift;
-}
+#ifdef RK_TRACE
+#define RK_TRACE_SEND(sys, cursor, type, self, to, pos) ::rk::detail::TraceSend((sys), (cursor), (type), (self), (to), (pos))
+#else
+#define RK_TRACE_SEND(sys, cursor, type, self, to, pos) \
+  do {                                                 \
+  } while (0)
+#endif
+
 
 }  // namespace detail
 }  // namespace rk

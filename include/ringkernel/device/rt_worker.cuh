@@ -305,22 +305,28 @@ __device__ Handled HandleOne(WorkerThread& w, OwnedActor& o, const MailRecord& r
     ++o.dead_lettered;
     return Handled::kDone;
   }
-  RK_TRACE_ONLY(const u64 trace_begin = TraceOn(&w.out->trace) ? GlobalTimerNs() : 0;)
-  const u64 hlc = HlcMerge(o.hlc, r.h.hlc, GlobalTimerNs());
+  // One read of the clock: the handler's time, its begin in the timeline
+  // and its clock.
+  const u64 begin_ns = GlobalTimerNs();
+  RK_TRACE_ONLY(const u64 trace_begin = TraceOn(&w.out->trace) ? begin_ns : 0;)
+  const u64 hlc = HlcMerge(o.hlc, r.h.hlc, begin_ns);
   const HandlerOutcome out = RunThreadHandler(sys, w.worker, w.out, w.sends, o.slot, o.state, o.type, o.index,
                                               r.h.type, r.h.sender, r.h.correlation, hlc, r.payload);
+  RK_TRACE_ONLY(const u64 end_ns = GlobalTimerNs();)
   o.hlc = hlc;
   AddSends(o, out);
   if (out.failed) {
     o.failed = 1;
   } else if (out.retry) {
-    RK_TRACE_HANDLER(sys, &w.out->trace, trace_begin, TraceBeginKindType<kThread>(r.h),
+    RK_TRACE_HANDLER(sys, &w.out->trace, trace_begin, end_ns, TraceBeginKindType<kThread>(r.h),
                      TraceKindType(TraceKind::kRetry, r.h.type), o.index, r.h.sender, TraceBeginFlow<kThread>(r.h, o.head));
     return Handled::kRetry;
   }
-  RK_TRACE_HANDLER(sys, &w.out->trace, trace_begin, TraceBeginKindType<kThread>(r.h),
+  RK_TRACE_HANDLER(sys, &w.out->trace, trace_begin, end_ns, TraceBeginKindType<kThread>(r.h),
                    TraceKindType(TraceKind::kHandlerEnd, r.h.type), o.index, r.h.sender,
                    TraceBeginFlow<kThread>(r.h, o.head));
+  // Last: the count into the histogram is a store nothing waits for.
+  RK_HANDLER_TIME(sys, o.index, end_ns - begin_ns);
   ++o.handled;
   return Handled::kDone;
 }
@@ -862,6 +868,7 @@ __device__ void RunBlockMessage(WorkerThread& w, u32 a, u8* smem, u64* s_hlc, un
   // The owner saw it complete; everyone reads the same words.
   while (!MailboxTryTake(slot, o.inline_words, flag, true, &r, w.buf)) {
   }
+  u64 begin_ns = 0;  // thread 0's
   if (tid == 0) {
     MarkRunning(w, RunningEntry(o.index, r.h.type));
     if (!o.failed) {
@@ -869,7 +876,8 @@ __device__ void RunBlockMessage(WorkerThread& w, u32 a, u8* smem, u64* s_hlc, un
                      TraceBeginFlow<false>(r.h, o.head));
     }
     // One stamp for the whole block, so ctx.now() agrees on every rank.
-    *s_hlc = HlcMerge(o.hlc, r.h.hlc, GlobalTimerNs());
+    begin_ns = GlobalTimerNs();
+    *s_hlc = HlcMerge(o.hlc, r.h.hlc, begin_ns);
   }
   __syncthreads();
   Ctx ctx;
@@ -885,7 +893,11 @@ __device__ void RunBlockMessage(WorkerThread& w, u32 a, u8* smem, u64* s_hlc, un
                      static_cast<u32>(DeadLetterReason::kActorFailed), r.h.sender);
       ++o.dead_lettered;
     } else {
-      RK_TRACE_EVENT(sys, &w.out->trace, TraceKindType(TraceKind::kHandlerEnd, r.h.type), o.index, r.h.sender, 0);
+      RK_TRACE_ONLY(const u64 end_ns = GlobalTimerNs();)
+      // The send it staged, if any, and its end (its begin went before).
+      RK_TRACE_HANDLER(sys, &w.out->trace, kTraceBeginWritten, end_ns, 0u,
+                       TraceKindType(TraceKind::kHandlerEnd, r.h.type), o.index, r.h.sender, 0u);
+      RK_HANDLER_TIME(sys, o.index, end_ns - begin_ns);
       o.hlc = ctx.d_.hlc;
       AddSends(o, OutcomeOf(ctx.d_));
       ++o.handled;
@@ -986,6 +998,7 @@ __device__ void WorkerLoop(const SystemParams* sys, u32 worker, u8* smem) {
     s_out.slot_words = sys->slot_words;
     RK_TRACE_ONLY(TraceInit(&s_out.trace, worker);)
   }
+  RK_TRACE_ONLY(TraceStageInit();)
   if (tid < kDirectSlots) {
     SlotSet(&s_direct[tid].head, 0);
     SlotSet(&s_direct[tid].tail, 0);

@@ -26,6 +26,7 @@
 
 #include "ringkernel/device/atomics.h"
 #include "ringkernel/device/config.h"
+#include "ringkernel/device/handler_times.h"
 #include "ringkernel/device/ll_ring.h"
 #include "ringkernel/device/mailbox.h"
 #include "ringkernel/device/trace.h"
@@ -35,7 +36,7 @@ namespace rk {
 
 // The version of everything in this file and of the kernel's entry point.
 // Packages record it; the runtime refuses images built for another.
-inline constexpr u32 kAbiVersion = 3;
+inline constexpr u32 kAbiVersion = 4;
 
 // The kernel's entry point, as codegen emits it.
 #define RK_KERNEL_ENTRY_NAME "rk_system_kernel"
@@ -223,9 +224,14 @@ struct SystemParams {
   u8* trace;
   u32 trace_log2;
   u32 trace_pad;
+  // The handler-time histograms (handler_times.h), max_actors rows of
+  // kHandlerTimeBuckets counts: counted in device memory, copied to mapped
+  // memory by the monitor. Null unless the program records a timeline.
+  u32* handler_times;
+  u32* handler_times_out;
 };
 // The host writes this struct and the kernel reads it: one layout for both.
-static_assert(sizeof(SystemParams) == 216, "SystemParams layout");
+static_assert(sizeof(SystemParams) == 232, "SystemParams layout");
 static_assert(alignof(SystemParams) == 8, "SystemParams alignment");
 RK_ASSERT_OFFSET(SystemParams, running, 88);
 RK_ASSERT_OFFSET(SystemParams, worker_ring_bytes, 112);

@@ -307,3 +307,17 @@ struct RK_ACTOR Bucket {
   }
   RK_HANDLER void on(const DropQuery& q, rk::Ctx& ctx) { ctx.reply(DropCount{received, out_of_order}); }
 };
+
+// ---- A handler that takes as long as it is told, for the handler-time
+// histograms (handler_times.h). ----
+struct Wait { unsigned ns; };
+struct RK_ACTOR Waiter {
+  long long handled;
+  RK_HANDLER void on(const Wait& w, rk::Ctx& ctx) {
+    unsigned long long start;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+    unsigned long long now = start;
+    while (now - start < w.ns) asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+    ++handled;
+  }
+};
