@@ -8,12 +8,12 @@
 // reservation counter, a cached copy of the host's `consumed`, the drops,
 // and whether tracing is on (copied from DeviceShared::trace_on by the
 // block's loop every few iterations). An event site tests `on` (shared
-// memory) and, when set, calls TraceEmit out of line: a compare-and-swap in
-// shared memory and two posted 16-byte stores to mapped memory. A handler's
-// own records — its begin, its first send to an actor (staged in shared
-// memory meanwhile) and its end — go after it returns, with one
-// reservation, so that nothing but a clock read and two shared stores sits
-// on the path of a message. Built with RK_TRACE, every handler that ends is
+// memory) and, when set, records the event: a compare-and-swap in shared
+// memory and two posted 16-byte stores to mapped memory per record. A
+// handler's own records — its begin, its first send to an actor (staged in
+// shared memory meanwhile) and its end — go after it returns, inline, with
+// one reservation, so that nothing but a clock read and two shared stores
+// sits on the path of a message. Built with RK_TRACE, every handler that ends is
 // also counted in its actor's handler-time histogram (handler_times.h).
 #ifndef RINGKERNEL_DEVICE_RT_TRACE_CUH_
 #define RINGKERNEL_DEVICE_RT_TRACE_CUH_
@@ -136,12 +136,13 @@ constexpr u64 kTraceBeginWritten = ~u64{0};
 // A handler's records, written together after it returned, with one
 // reservation: its begin (stamped `begin_ns` before it ran), the send it
 // staged if any, and its end or retry (`end_kind_type`, at `end_ns`, when
-// it returned). `begin_ns` 0:
-// tracing came on during the handler, so only a staged send is written;
-// kTraceBeginWritten: no begin, but the end.
-__device__ __noinline__ void TraceEmitHandler(const SystemParams* sys, TraceCursor* c, u64 begin_ns, u64 end_ns,
-                                              u32 begin_kind_type, u32 end_kind_type, u32 actor, u32 sender,
-                                              u32 flow) {
+// it returned). `begin_ns` 0: tracing came on during the handler, so only a
+// staged send is written; kTraceBeginWritten: no begin, but the end.
+// Inline: as a call, it cost the K2K hop 0.2 µs more with a trace running
+// (the caller's registers saved around it; bench/NOTES.md, session 10).
+__device__ __forceinline__ void TraceEmitHandler(const SystemParams* sys, TraceCursor* c, u64 begin_ns, u64 end_ns,
+                                                 u32 begin_kind_type, u32 end_kind_type, u32 actor, u32 sender,
+                                                 u32 flow) {
   const u32 staged = rk_trace_stage_type[threadIdx.x];
   const TraceStagedSend send = rk_trace_stage[threadIdx.x];
   rk_trace_stage_type[threadIdx.x] = kTraceStageEmpty;
