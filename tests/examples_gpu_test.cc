@@ -221,6 +221,13 @@ TEST_F(ExamplesGpuTest, ActorcRunStatsEveryPrintsStatsLinesWhileTheScriptRuns) {
   EXPECT_EQ(last["actors"][1]["name"], "auditor");
   EXPECT_GE(last["actors"][0]["handled"].get<uint64_t>(), 1u) << last.dump();
   EXPECT_GE(last["host_sent"].get<uint64_t>(), 1u) << last.dump();
+  // --stats-every built the fragments with tracing: the bank's handler
+  // times are there, copied out by the GPU's periodic flush (every 64 ms;
+  // the deposit came 400 ms before the last line).
+  ASSERT_TRUE(last["actors"][0]["timed_calls"].is_number_unsigned()) << last.dump();
+  EXPECT_GE(last["actors"][0]["timed_calls"].get<uint64_t>(), 1u) << last.dump();
+  EXPECT_TRUE(last["actors"][0]["handler_p50_ns"].is_number_unsigned()) << last.dump();
+  EXPECT_TRUE(last["actors"][0]["handler_p99_ns"].is_number_unsigned()) << last.dump();
   // The script's own answer is still there.
   EXPECT_THAT(r.out, HasSubstr(R"("msg":{"account":1,"cents":500},"type":"Balance")"));
 }

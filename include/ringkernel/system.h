@@ -137,7 +137,8 @@ struct ActorStats {
   // counted); the percentiles are the midpoints of their histogram buckets,
   // within 12.5 % of the true value and no finer than the GPU timer's tick
   // (32 ns or coarser). The histograms are copied out at each Stats with
-  // `fresh` and when the kernel exits.
+  // `fresh`, every 64th periodic flush (64 ms at the default
+  // flush_interval) and when the kernel exits.
   bool timed = false;
   uint64_t timed_calls = 0;
   uint64_t handler_p50_ns = 0;

@@ -10,7 +10,7 @@
 // call to just after it, and adds one to a bucket of its actor's row in
 // device memory (a fire-and-forget atomic add: nothing waits for it). The
 // monitor warp copies the rows to mapped memory at each flush the host asks
-// for (Stats with `fresh`) and at the end. Built without RK_TRACE, nothing is
+// for (Stats with `fresh`), at every 64th periodic flush, and at the end. Built without RK_TRACE, nothing is
 // counted.
 //
 // Buckets are log-linear: bucket 0 holds times under 32 ns; then each power

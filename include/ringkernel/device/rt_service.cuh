@@ -217,6 +217,11 @@ __device__ __noinline__ void FlushCounters(const SystemParams* sys) {
   __syncwarp();
 }
 
+// The monitor copies the handler-time histograms out at every this many of
+// its periodic flushes (64 ms at the default flush_interval of 1 ms), besides
+// each flush the host asks for.
+constexpr u32 kHandlerTimesEvery = 64;
+
 // Copies every actor's handler-time histogram (handler_times.h) to mapped
 // memory: a row of 128 counts per actor, four per lane, in two 8-byte loads
 // and one 16-byte store.
@@ -295,6 +300,7 @@ __device__ void MonitorLoop(const SystemParams* sys) {
   const u32 lane = LaneId();
   u64 last_flush = GlobalTimerNs();
   u64 served_flush = 0;
+  u32 periodic = 0;  // flushes made on the interval
 #ifdef RK_TRACE
   __shared__ TraceCursor s_trace;
   if (lane == 0) TraceInit(&s_trace, sys->num_workers);
@@ -317,8 +323,9 @@ __device__ void MonitorLoop(const SystemParams* sys) {
     }
     const u64 request = LoadAcquireGpu(&sys->shared->flush_request.value);
     if (request != served_flush || now - last_flush >= sys->flush_interval_ns) {
-      // The histograms only when asked for: rows of 512 bytes per actor.
-      if (request != served_flush) FlushHandlerTimes(sys);
+      // The histograms (rows of 512 bytes per actor) when asked for, and at
+      // every kHandlerTimesEvery-th periodic flush.
+      if (request != served_flush || ++periodic % kHandlerTimesEvery == 0) FlushHandlerTimes(sys);
       FlushCounters(sys);
       last_flush = now;
       if (request != served_flush) {
