@@ -13,6 +13,7 @@
 #include <limits>
 #include <set>
 #include <string>
+#include <type_traits>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -64,6 +65,13 @@ TEST(SystemStatsTextTest, PhaseNonZeroHostCountersAndAlignedActorColumns) {
             "actor    type     state      received  handled  depth  dead-lettered  sent  kFull\n"
             "bank     Bank     running          11       11      0              0     0      0\n"
             "auditor  Auditor  failed(7)         1        1      0              0     1      0");
+}
+
+TEST(SystemStatsTextTest, AStatsSnapshotIsTheSameTypeWithTheSameText) {
+  static_assert(std::is_same_v<StatsSnapshot, SystemStats>);
+  const StatsSnapshot snapshot = BankStats();
+  EXPECT_EQ(snapshot.ToText(), BankStats().ToText());
+  EXPECT_THAT(snapshot.ToText(), HasSubstr("auditor  Auditor  failed(7)"));
 }
 
 TEST(SystemStatsTextTest, WorkersOnlyWhenAsked) {

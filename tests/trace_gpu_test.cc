@@ -321,6 +321,48 @@ TEST_F(TraceGpuTest, HandlerTimesCountEveryCallAndTheirPercentilesBracketWhatThe
   EXPECT_TRUE(found);
 }
 
+// Test goals: sends from a block handler, made by a rank that is not the
+// leader (the leader alone writes the handler's end), are each in the
+// timeline with one flow to the handler that took it — none is held back
+// for an end that its thread never writes.
+TEST_F(TraceGpuTest, EverySendOfABlockHandlerHasItsFlowWhicheverRankSentIt) {
+  absl::StatusOr<Program> program = Traced(::rk::testing::TestDataDir() + "/gpu/semantics.cu");
+  ASSERT_TRUE(program.ok()) << program.status();
+  SystemOptions o;
+  o.workers = ::rk::testing::CappedWorkers(2);
+  absl::StatusOr<std::unique_ptr<System>> started = runtime_->Start(*program, o);
+  ASSERT_TRUE(started.ok()) << started.status();
+  System& sys = **started;
+  absl::StatusOr<ActorId> scatterer = sys.Spawn("Scatterer", "scatterer");
+  absl::StatusOr<ActorId> bucket = sys.Spawn("Bucket", "bucket");
+  ASSERT_TRUE(scatterer.ok() && bucket.ok());
+  const std::string path = dir_.Join("scatter.json");
+  ASSERT_TRUE(sys.StartTrace(path).ok());
+  constexpr int kRounds = 3, kCount = 4;
+  for (int i = 0; i < kRounds; ++i) ASSERT_TRUE(sys.Send(*scatterer, Scatter{*bucket, kCount}).ok());
+  absl::StatusOr<SystemStats> st;
+  const absl::Time until = absl::Now() + absl::Seconds(30);
+  do {
+    st = sys.Stats();
+    ASSERT_TRUE(st.ok()) << st.status();
+  } while (absl::Now() < until && st->Find("bucket")->handled < static_cast<uint64_t>(kRounds * kCount));
+  ASSERT_EQ(st->Find("bucket")->handled, static_cast<uint64_t>(kRounds * kCount));
+  ASSERT_TRUE(sys.StopTrace().ok());
+  ASSERT_TRUE(sys.Stop().ok());
+
+  const std::string text = ReadAll(path);
+  ASSERT_TRUE(internal::ValidateChromeTrace(text).ok()) << internal::ValidateChromeTrace(text);
+  Parsed p = Parse(text);
+  EXPECT_EQ(p.doc["otherData"]["dropped_events"], 0);
+  const uint64_t ts = scatterer->value + 1, tb = bucket->value + 1;
+  EXPECT_EQ(p.spans[ts].size(), static_cast<size_t>(kRounds));
+  EXPECT_EQ(p.spans[tb].size(), static_cast<size_t>(kRounds * kCount));
+  ASSERT_EQ(p.flow_starts.size(), static_cast<size_t>(kRounds * kCount)) << "one flow per send";
+  ASSERT_EQ(p.flow_ends.size(), static_cast<size_t>(kRounds * kCount));
+  for (const json& f : p.flow_starts) EXPECT_EQ(f["tid"], ts) << f.dump();
+  for (const json& f : p.flow_ends) EXPECT_EQ(f["tid"], tb) << f.dump();
+}
+
 TEST_F(TraceGpuTest, AProgramBuiltWithoutTracingKeepsNoHandlerTimesAndSaysSo) {
   absl::StatusOr<Program> program = runtime_->CompileFiles({::rk::testing::TestDataDir() + "/gpu/semantics.cu"});
   ASSERT_TRUE(program.ok()) << program.status();

@@ -77,7 +77,9 @@ struct SystemOptions {
   // two in [2^8, 2^22], 32 bytes each, in mapped memory) until the host's
   // background reader drains it. Only a program built with tracing
   // (CompileOptions::trace, `actorc build --trace`) allocates them; an event
-  // that finds its ring full is dropped and counted in the trace.
+  // that finds its ring full is dropped and counted in the trace. Such a
+  // program also keeps handler-time histograms (ActorStats::timed): 512
+  // bytes of device memory and 512 of mapped memory per max_actors.
   uint32_t trace_capacity = 1u << 14;
   // What the host keeps of what comes back until the application takes it.
   // Dead letters (TakeDeadLetters) and failures (TakeFailures) beyond their
@@ -197,6 +199,10 @@ struct SystemStats {
   // strings; bytes that are not UTF-8 become U+FFFD.
   std::string ToJson() const;
 };
+
+// What System::Stats returns: a snapshot of every counter, read while the
+// kernel runs (the name the statistics are known by in the docs and tools).
+using StatsSnapshot = SystemStats;
 
 // An accepted message that was reported instead of handled.
 struct DeadLetter {

@@ -126,7 +126,8 @@ __device__ __forceinline__ SendStatus SendToActor(CtxData& d, u32 to, u32 type, 
   }
   MailboxWriteTyped<kSize, kAlign>(slot, c.inline_words, LlFlag(pos, c.log2), h, payload);
   ++d.sent;
-  RK_TRACE_SEND(sys, &static_cast<OutboundCursor*>(d.outbound)->trace, type, d.self, to, static_cast<u32>(pos));
+  RK_TRACE_SEND(sys, &static_cast<OutboundCursor*>(d.outbound)->trace, type, d.self, to, static_cast<u32>(pos),
+                d.block == 0);
   return SendStatus::kOk;
 }
 

@@ -119,10 +119,13 @@ __device__ __forceinline__ void TraceStageInit() {
 }
 
 // A send to actor `to` that returned kOk at mailbox position `pos`.
+// `stage`: from a thread handler, whose records the same thread writes when
+// it returns (a block handler's send may come from any rank, and only the
+// leader writes the handler's end: such a send is recorded at once).
 __device__ __forceinline__ void TraceSend(const SystemParams* sys, TraceCursor* c, u32 type, u32 self, u32 to,
-                                          u32 pos) {
+                                          u32 pos, bool stage) {
   if (!TraceOn(c)) return;
-  if (!TraceStaged() && type < kTraceStageEmpty) {
+  if (stage && !TraceStaged() && type < kTraceStageEmpty) {
     rk_trace_stage[threadIdx.x] = TraceStagedSend{GlobalTimerNs(), static_cast<u64>(to) | static_cast<u64>(pos) << 32};
     rk_trace_stage_type[threadIdx.x] = static_cast<unsigned short>(type);
     return;
@@ -225,10 +228,11 @@ __device__ __forceinline__ void TraceInit(TraceCursor* c, u32 ring) {
 #endif
 
 #ifdef RK_TRACE
-#define RK_TRACE_SEND(sys, cursor, type, self, to, pos) ::rk::detail::TraceSend((sys), (cursor), (type), (self), (to), (pos))
+#define RK_TRACE_SEND(sys, cursor, type, self, to, pos, stage) \
+  ::rk::detail::TraceSend((sys), (cursor), (type), (self), (to), (pos), (stage))
 #else
-#define RK_TRACE_SEND(sys, cursor, type, self, to, pos) \
-  do {                                                 \
+#define RK_TRACE_SEND(sys, cursor, type, self, to, pos, stage) \
+  do {                                                        \
   } while (0)
 #endif
 

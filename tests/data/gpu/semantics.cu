@@ -321,3 +321,14 @@ struct RK_ACTOR Waiter {
     ++handled;
   }
 };
+
+// ---- A block handler whose sends come from a rank other than the leader
+// (the timeline must record each of them). ----
+struct Scatter { rk::ActorId to; int count; };
+struct RK_ACTOR Scatterer {
+  RK_BLOCK_HANDLER void on(const Scatter& s, rk::Ctx& ctx) {
+    if (ctx.rank() == 1) {
+      for (int i = 0; i < s.count; ++i) ctx.send(s.to, Drop{i});
+    }
+  }
+};
