@@ -20,6 +20,7 @@
 #include "nlohmann/json.hpp"
 #include "pingpong_program.h"
 #include "ringkernel/runtime.h"
+#include "ringkernel/status_macros.h"
 #include "runtime/system_access.h"
 #include "runtime/trace_events.h"
 #include "semantics_program.h"
@@ -60,6 +61,21 @@ Parsed Parse(const std::string& text) {
     if (ph == "f") p.flow_ends.push_back(e);
   }
   return p;
+}
+
+// Stats, taken again until every actor named has handled at least `n`
+// messages or 30 s have passed: the last snapshot.
+absl::StatusOr<SystemStats> StatsOnceHandled(System& sys, const std::vector<std::string>& names, uint64_t n) {
+  const absl::Time until = absl::Now() + absl::Seconds(30);
+  for (;;) {
+    RK_ASSIGN_OR_RETURN(SystemStats st, sys.Stats());
+    bool all = true;
+    for (const std::string& name : names) {
+      const ActorStats* a = st.Find(name);
+      all = all && a != nullptr && a->handled >= n;
+    }
+    if (all || absl::Now() >= until) return st;
+  }
 }
 
 class TraceGpuTest : public ::testing::Test {
@@ -177,14 +193,9 @@ TEST_F(TraceGpuTest, ARingThatOverflowsCountsWhatItLostAndKeepsTheRestExactly) {
   ASSERT_TRUE(as.ok()) << as.status();
   const Poured poured = *as;
   ASSERT_EQ(poured.sent, kDrops);
-  const absl::Time until = absl::Now() + absl::Seconds(30);
-  uint64_t handled = 0;
-  while (absl::Now() < until && handled < static_cast<uint64_t>(kDrops)) {
-    absl::StatusOr<SystemStats> st = sys.Stats();
-    ASSERT_TRUE(st.ok()) << st.status();
-    handled = st->Find("bucket")->handled;
-  }
-  ASSERT_EQ(handled, static_cast<uint64_t>(kDrops));
+  absl::StatusOr<SystemStats> st = StatsOnceHandled(sys, {"bucket"}, kDrops);
+  ASSERT_TRUE(st.ok()) << st.status();
+  ASSERT_EQ(st->Find("bucket")->handled, static_cast<uint64_t>(kDrops));
   internal::SystemAccess::PauseTraceDrain(sys, false);
   ASSERT_TRUE(sys.StopTrace().ok());
   ASSERT_TRUE(sys.Stop().ok());
@@ -235,12 +246,6 @@ TEST_F(TraceGpuTest, StartTraceOnAProgramBuiltWithoutTracingNamesTheFix) {
   ASSERT_TRUE((*started)->Stop().ok());
 }
 
-}  // namespace
-}  // namespace rk
-
-namespace rk {
-namespace {
-
 // Test goals: a program built with tracing keeps a histogram of handler
 // times per actor on the GPU, and Stats, its text and its JSON, and the
 // stop report read the right percentiles from it; a program built without
@@ -263,13 +268,8 @@ TEST_F(TraceGpuTest, HandlerTimesCountEveryCallAndTheirPercentilesBracketWhatThe
     ASSERT_TRUE(sys.Send(*slow, Wait{static_cast<unsigned>(kSlowNs)}).ok());
     ASSERT_TRUE(sys.Send(*fast, Wait{0}).ok());
   }
-  absl::StatusOr<SystemStats> st;
-  const absl::Time until = absl::Now() + absl::Seconds(30);
-  do {
-    st = sys.Stats();
-    ASSERT_TRUE(st.ok()) << st.status();
-  } while (absl::Now() < until &&
-           (st->Find("slow")->handled < kCalls || st->Find("fast")->handled < kCalls));
+  absl::StatusOr<SystemStats> st = StatsOnceHandled(sys, {"slow", "fast"}, kCalls);
+  ASSERT_TRUE(st.ok()) << st.status();
   const ActorStats& s = *st->Find("slow");
   const ActorStats& f = *st->Find("fast");
   const ActorStats& i = *st->Find("idle");
@@ -340,12 +340,8 @@ TEST_F(TraceGpuTest, EverySendOfABlockHandlerHasItsFlowWhicheverRankSentIt) {
   ASSERT_TRUE(sys.StartTrace(path).ok());
   constexpr int kRounds = 3, kCount = 4;
   for (int i = 0; i < kRounds; ++i) ASSERT_TRUE(sys.Send(*scatterer, Scatter{*bucket, kCount}).ok());
-  absl::StatusOr<SystemStats> st;
-  const absl::Time until = absl::Now() + absl::Seconds(30);
-  do {
-    st = sys.Stats();
-    ASSERT_TRUE(st.ok()) << st.status();
-  } while (absl::Now() < until && st->Find("bucket")->handled < static_cast<uint64_t>(kRounds * kCount));
+  absl::StatusOr<SystemStats> st = StatsOnceHandled(sys, {"bucket"}, kRounds * kCount);
+  ASSERT_TRUE(st.ok()) << st.status();
   ASSERT_EQ(st->Find("bucket")->handled, static_cast<uint64_t>(kRounds * kCount));
   ASSERT_TRUE(sys.StopTrace().ok());
   ASSERT_TRUE(sys.Stop().ok());
@@ -374,12 +370,8 @@ TEST_F(TraceGpuTest, AProgramBuiltWithoutTracingKeepsNoHandlerTimesAndSaysSo) {
   absl::StatusOr<ActorId> w = sys.Spawn("Waiter", "w");
   ASSERT_TRUE(w.ok());
   ASSERT_TRUE(sys.Send(*w, Wait{1000}).ok());
-  absl::StatusOr<SystemStats> st;
-  const absl::Time until = absl::Now() + absl::Seconds(30);
-  do {
-    st = sys.Stats();
-    ASSERT_TRUE(st.ok()) << st.status();
-  } while (absl::Now() < until && st->Find("w")->handled < 1);
+  absl::StatusOr<SystemStats> st = StatsOnceHandled(sys, {"w"}, 1);
+  ASSERT_TRUE(st.ok()) << st.status();
   ASSERT_EQ(st->Find("w")->handled, 1u);
   EXPECT_FALSE(st->Find("w")->timed);
   EXPECT_EQ(st->ToText().find("p50"), std::string::npos) << st->ToText();

@@ -133,14 +133,11 @@ __device__ __forceinline__ void TraceSend(const SystemParams* sys, TraceCursor* 
   TraceEmit(sys, c, TraceKindType(TraceKind::kSend, type), self, to, pos);
 }
 
-// `begin_ns` of a block handler, whose begin record went before it ran.
-constexpr u64 kTraceBeginWritten = ~u64{0};
-
-// A handler's records, written together after it returned, with one
+// A thread handler's records, written together after it returned, with one
 // reservation: its begin (stamped `begin_ns` before it ran), the send it
 // staged if any, and its end or retry (`end_kind_type`, at `end_ns`, when
 // it returned). `begin_ns` 0: tracing came on during the handler, so only a
-// staged send is written; kTraceBeginWritten: no begin, but the end.
+// staged send is written.
 // Inline: as a call, it cost the K2K hop 0.2 µs more with a trace running
 // (the caller's registers saved around it; bench/NOTES.md, session 10).
 __device__ __forceinline__ void TraceEmitHandler(const SystemParams* sys, TraceCursor* c, u64 begin_ns, u64 end_ns,
@@ -150,19 +147,18 @@ __device__ __forceinline__ void TraceEmitHandler(const SystemParams* sys, TraceC
   const TraceStagedSend send = rk_trace_stage[threadIdx.x];
   rk_trace_stage_type[threadIdx.x] = kTraceStageEmpty;
   const bool has_send = staged != kTraceStageEmpty;
-  const bool has_begin = begin_ns != 0 && begin_ns != kTraceBeginWritten;
-  const bool has_end = begin_ns != 0;
-  const u32 n = (has_begin ? 1u : 0u) + (has_send ? 1u : 0u) + (has_end ? 1u : 0u);
+  const bool has_span = begin_ns != 0;
+  const u32 n = (has_span ? 2u : 0u) + (has_send ? 1u : 0u);
   if (n == 0) return;
   TraceRingHeader* hdr = TraceRingAt(sys->trace, sys->trace_log2, c->ring);
   u64 i;
   if (!TraceReserve(sys, c, hdr, n, &i)) return;
-  if (has_begin) TraceStore(hdr, sys->trace_log2, i++, begin_ns, begin_kind_type, actor, sender, flow);
+  if (has_span) TraceStore(hdr, sys->trace_log2, i++, begin_ns, begin_kind_type, actor, sender, flow);
   if (has_send) {
     TraceStore(hdr, sys->trace_log2, i++, send.time_ns, TraceKindType(TraceKind::kSend, staged), actor,
                static_cast<u32>(send.to_pos), static_cast<u32>(send.to_pos >> 32));
   }
-  if (has_end) TraceStore(hdr, sys->trace_log2, i, end_ns, end_kind_type, actor, sender, 0);
+  if (has_span) TraceStore(hdr, sys->trace_log2, i, end_ns, end_kind_type, actor, sender, 0);
 }
 
 // Every few iterations, by one thread of the block: picks up the host's

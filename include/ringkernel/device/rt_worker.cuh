@@ -893,12 +893,10 @@ __device__ void RunBlockMessage(WorkerThread& w, u32 a, u8* smem, u64* s_hlc, un
                      static_cast<u32>(DeadLetterReason::kActorFailed), r.h.sender);
       ++o.dead_lettered;
     } else {
-      RK_TRACE_ONLY(const u64 end_ns = GlobalTimerNs();)
-      // Its end (its begin went before; a block handler's sends are
-      // recorded as they happen, none is staged).
-      RK_TRACE_HANDLER(sys, &w.out->trace, kTraceBeginWritten, end_ns, 0u,
-                       TraceKindType(TraceKind::kHandlerEnd, r.h.type), o.index, r.h.sender, 0u);
-      RK_HANDLER_TIME(sys, o.index, end_ns - begin_ns);
+      // Its end (a block handler's sends are recorded as they happen: none
+      // is staged).
+      RK_TRACE_EVENT(sys, &w.out->trace, TraceKindType(TraceKind::kHandlerEnd, r.h.type), o.index, r.h.sender, 0);
+      RK_HANDLER_TIME(sys, o.index, GlobalTimerNs() - begin_ns);
       o.hlc = ctx.d_.hlc;
       AddSends(o, OutcomeOf(ctx.d_));
       ++o.handled;
