@@ -462,65 +462,67 @@ bool SystemImpl::TryWrite(LlRingHeader* ring, u32 log2, RingProducer& p, const L
 bool SystemImpl::TryWriteUnits(LlRingHeader* ring, u32 log2, RingProducer& p, const LlHeader& h,
                                const void* payload) {
   u64 pos;
-  u32 skip;
-  if (!LlTryReserveUnits(&p.tail, &p.cached_head, &ring->head.value, log2, LlRecordUnits(h.size), &pos, &skip)) {
+  if (!LlTryClaimUnits(RingSlots(ring), log2, params_.max_payload, &p.tail, &p.cached_head, &ring->head.value,
+                       h.size, &pos)) {
     return false;
   }
-  if (skip != 0) LlWriteSkip(LlSlot(RingSlots(ring), kLlUnitWords, log2, pos), LlFlag(pos, log2), skip);
-  pos += skip;
   u64* slot = LlSlot(RingSlots(ring), kLlUnitWords, log2, pos);
   if (pause_mid_record_armed_.load(std::memory_order_relaxed) && pause_mid_record_armed_.exchange(false)) {
     // Fault injection (system_access.h): a writer preempted mid-record.
     std::function<void()> pause;
+    int first = -1;
     {
       absl::MutexLock lock(&hook_mu_);
       pause = std::move(pause_mid_record_);
+      first = pause_mid_record_words_;
     }
     std::vector<u64> words(kLlHeaderWords + (h.size + 3) / 4);
     LlWriteRecord(words.data(), LlFlag(pos, log2), h, payload);
-    const size_t half = words.size() / 2;
-    for (size_t i = 0; i < half; ++i) StoreRelaxedSys(slot + i, words[i]);
+    const size_t split = first < 0 ? words.size() / 2 : std::min<size_t>(first, words.size());
+    // Word 1 (the size) is the claim, already there; the rest in order.
+    for (size_t i = 0; i < split; ++i) StoreRelaxedSys(slot + i, words[i]);
     if (pause) pause();
-    for (size_t i = half; i < words.size(); ++i) StoreRelaxedSys(slot + i, words[i]);
+    for (size_t i = split; i < words.size(); ++i) StoreRelaxedSys(slot + i, words[i]);
     return true;
   }
   LlWriteRecord(slot, LlFlag(pos, log2), h, payload);
   return true;
 }
 
+u64 SystemImpl::ClaimedEnd(uint32_t w) const {
+  // From the producers' hint, or the consumer's head if the hint is behind.
+  const u64 hint = __atomic_load_n(&worker_producers_[w].tail, __ATOMIC_ACQUIRE);
+  const u64 head = LoadMapped(&WorkerIn(w)->head.value);
+  const u64 from = static_cast<int64_t>(hint - head) < 0 ? head : hint;
+  return LlClaimedEnd(RingSlots(WorkerIn(w)), params_.worker_in_log2, params_.max_payload, from);
+}
+
 uint64_t SystemImpl::HostRecordsInFlight() const {
-  // Units reserved and not yet released: a record (or skip) is in flight
+  // Units claimed and not yet released: a record (or skip) is in flight
   // while any of its units is. Only whether it is zero is used while the
   // kernel runs; the records among them are counted after it exits.
   uint64_t n = 0;
-  for (uint32_t w = 0; w < params_.num_workers; ++w) {
-    n += __atomic_load_n(&worker_producers_[w].tail, __ATOMIC_ACQUIRE) - LoadMapped(&WorkerIn(w)->head.value);
-  }
+  for (uint32_t w = 0; w < params_.num_workers; ++w) n += ClaimedEnd(w) - LoadMapped(&WorkerIn(w)->head.value);
   return n;
 }
 
 uint64_t SystemImpl::HostMessagesNeverTaken() const {
   // After the kernel exited: every record between a ring's released head and
-  // its tail was written whole (Stop waited for every Send the gate admitted
-  // before it read the tail, and admits no more), so their headers say how
-  // far each goes.
+  // the end of the claims was written whole (Stop waited for every Send the
+  // gate admitted before it looked, and admits no more). Each one's size
+  // word says how far it goes; skips, and records the worker took past one
+  // it was waiting for (stamped kLlTakenType), are not messages left.
   const u32 log2 = params_.worker_in_log2;
   uint64_t n = 0;
   for (uint32_t w = 0; w < params_.num_workers; ++w) {
     LlRingHeader* ring = WorkerIn(w);
-    const u64 tail = __atomic_load_n(&worker_producers_[w].tail, __ATOMIC_ACQUIRE);
-    u64 pos = LoadMapped(&ring->head.value);
-    while (pos != tail) {
+    const u64 end = ClaimedEnd(w);
+    for (u64 pos = LoadMapped(&ring->head.value); pos != end;) {
       const u64* at = LlSlot(RingSlots(ring), kLlUnitWords, log2, pos);
-      u32 hw[kLlHeaderWords];
-      for (u32 i = 0; i < kLlHeaderWords; ++i) hw[i] = LlData(LoadRelaxedSys(at + i));
-      const LlHeader h = LlHeaderFromWords(hw);
-      if (h.type == kLlSkipType) {
-        pos += h.aux;
-      } else {
-        pos += LlRecordUnits(h.size);
-        ++n;
-      }
+      const u32 type = LlData(LoadRelaxedSys(at));
+      const u32 size = LlData(LoadRelaxedSys(at + 1));
+      if (type != kLlSkipType && type != kLlTakenType) ++n;
+      pos += LlClaimExtent(size, pos, log2, params_.max_payload);
     }
   }
   return n;
@@ -1207,7 +1209,7 @@ absl::StatusOr<SystemStats> SystemImpl::Stats(bool fresh) {
   st.flush_epoch = LoadMapped(&control_->flush_epoch.value);
   st.host_sent = 0;
   for (uint32_t w = 0; w < params_.num_workers; ++w) {
-    st.host_sent += __atomic_load_n(&worker_producers_[w].tail, __ATOMIC_RELAXED);
+    st.host_sent += ClaimedEnd(w);
   }
   st.host_ring_full = host_ring_full_.load();
   st.ingress_delivered = LoadMapped(&control_->ingress_messages.value);

@@ -27,11 +27,12 @@ struct SystemAccess {
     system.impl_->PauseNextSend(std::move(pause));
   }
   // The next record a Send writes into a worker's ring is written in two
-  // halves, the first (its header among it) before `pause` and the rest
-  // after: a writer preempted in the middle of its record. `pause` runs on
-  // the sending thread and may block.
-  static void PauseNextRecordMidway(System& system, std::function<void()> pause) {
-    system.impl_->PauseNextRecordMidway(std::move(pause));
+  // parts, the first before `pause` and the rest after: a writer preempted
+  // in the middle of its record. The first part is `words_first` words of
+  // the record (its claim, the size word, is always there first), or half
+  // of them when negative. `pause` runs on the sending thread and may block.
+  static void PauseNextRecordMidway(System& system, std::function<void()> pause, int words_first = -1) {
+    system.impl_->PauseNextRecordMidway(std::move(pause), words_first);
   }
   // Copies `bytes` of the program's __device__ variable `name` into `dst`:
   // how rkbench reads what a measurement build recorded on the GPU.

@@ -73,9 +73,10 @@ class SystemImpl {
     pause_next_send_armed_.store(true);
   }
   bool accepting() const { return admission_.open(); }
-  void PauseNextRecordMidway(std::function<void()> pause) {
+  void PauseNextRecordMidway(std::function<void()> pause, int words_first) {
     absl::MutexLock lock(&hook_mu_);
     pause_mid_record_ = std::move(pause);
+    pause_mid_record_words_ = words_first;
     pause_mid_record_armed_.store(true);
   }
   // Copies `bytes` of the program's __device__ variable `name` (a
@@ -158,6 +159,9 @@ class SystemImpl {
   void RecordHostCall(const char* call, int64_t begin_ns, uint32_t actor, uint32_t type_id, uint64_t flow, bool ok);
   TraceRingHeader* TraceRing(uint32_t r) const { return TraceRingAt(trace_host_, params_.trace_log2, r); }
   // The producer side of one host → GPU ring, each index on its own line.
+  // `tail`: the control ring's reservation counter; for a worker's ring
+  // (claimed in the ring itself, ll_ring.h), the producers' hint at the end
+  // of the claimed records.
   struct alignas(64) RingProducer {
     u64 tail = 0;
     alignas(64) u64 cached_head = 0;
@@ -174,6 +178,8 @@ class SystemImpl {
   // Host → worker rings (variable-length records, ll_ring.h).
   bool TryWriteUnits(LlRingHeader* ring, u32 log2, RingProducer& p, const LlHeader& h, const void* payload);
   uint64_t HostRecordsInFlight() const;
+  // Where the claimed records of worker `w`'s ring end.
+  u64 ClaimedEnd(uint32_t w) const;
   uint64_t HostMessagesNeverTaken() const;
   // Writes a control record (waiting for room up to 5 s) and returns its
   // sequence number.
@@ -281,6 +287,7 @@ class SystemImpl {
   // Fault injection: the next record is written in two halves around a hook.
   std::atomic<bool> pause_mid_record_armed_{false};
   std::function<void()> pause_mid_record_ ABSL_GUARDED_BY(hook_mu_);
+  int pause_mid_record_words_ ABSL_GUARDED_BY(hook_mu_) = -1;
 
   // Actors. The per-index arrays are read without the lock by Send.
   mutable absl::Mutex mu_;

@@ -3,20 +3,25 @@
 // The variable-length form of the host → worker rings (ll_ring.h: positions
 // in units of kLlUnitWords words, a record as many units as it needs, skip
 // records at the ring's end) driven by host threads under ThreadSanitizer:
-// producer threads reserve with LlTryReserveUnits and write with
-// LlWriteSkip and LlWriteRecord — the code System::Send runs — and one
-// consumer reads with LlTryReadUnits, which follows the same rules as the
-// GPU poller's window (rt_worker.cuh), and releases units with LlRelease.
+// producer threads claim with LlTryClaimUnits (which writes the skips) and
+// write with LlWriteRecord — the code System::Send runs — and one consumer
+// reads with LlTryReadUnits, which follows the same rules as the GPU
+// poller's window (rt_worker.cuh), and releases units with LlRelease.
 //
 // Records name their producer and sequence number and carry payloads of
 // every size from 0 to the maximum, so the consumer proves that nothing was
 // lost, duplicated, reordered per producer or torn, and that skips run
-// exactly to the ring's end.
+// exactly to the ring's end. In the last tests a producer stops in the middle
+// of some records, and a consumer that follows the poller's hole rule
+// (rt_worker.cuh, "Holes") takes the records behind them meanwhile.
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <iostream>
+#include <utility>
 #include <optional>
 #include <string>
 #include <thread>
@@ -53,22 +58,46 @@ class UnitRing {
   u32 log2() const { return capacity_log2_; }
   u32 max_payload() const { return max_payload_; }
 
-  // As System::Send writes: reserve, the skip if any, then the record.
+  // As System::Send writes: claim (and the skip if any), then the record.
   // Returns the record's first unit (any u64, ~0 included: positions wrap),
-  // or nothing when the ring is full.
-  std::optional<u64> TryWrite(const LlHeader& h, const void* payload, u64* reserved_from = nullptr) {
+  // or nothing when the ring is full. `pause`, if set, runs after half of
+  // the record's words are written (a writer preempted mid-record).
+  std::optional<u64> TryWrite(const LlHeader& h, const void* payload, const std::function<void()>& pause = {}) {
     u64 pos;
-    u32 skip;
-    if (!LlTryReserveUnits(&tail_.value, &cached_head_.value, &header_->head.value, capacity_log2_,
-                           LlRecordUnits(h.size), &pos, &skip)) {
+    if (!LlTryClaimUnits(slots(), capacity_log2_, max_payload_, &tail_.value, &cached_head_.value,
+                         &header_->head.value, h.size, &pos)) {
       return std::nullopt;
     }
-    if (reserved_from != nullptr) *reserved_from = pos;
-    if (skip != 0) LlWriteSkip(Unit(pos), Flag(pos), skip);
-    pos += skip;
-    LlWriteRecord(Unit(pos), Flag(pos), h, payload);
+    if (!pause) {
+      LlWriteRecord(Unit(pos), Flag(pos), h, payload);
+      return pos;
+    }
+    std::vector<u64> words(kLlHeaderWords + (h.size + 3) / 4);
+    LlWriteRecord(words.data(), Flag(pos), h, payload);
+    for (size_t i = 0; i < words.size(); ++i) {
+      if (i == words.size() / 2) pause();
+      StoreRelaxedSys(Unit(pos) + i, words[i]);
+    }
     return pos;
   }
+  // Claims units for a record of `size` bytes without writing it.
+  std::optional<u64> Claim(u32 size) {
+    u64 pos;
+    if (!LlTryClaimUnits(slots(), capacity_log2_, max_payload_, &tail_.value, &cached_head_.value,
+                         &header_->head.value, size, &pos)) {
+      return std::nullopt;
+    }
+    return pos;
+  }
+  void SetHint(u64 hint) { __atomic_store_n(&tail_.value, hint, __ATOMIC_RELAXED); }
+  void SetCachedHead(u64 head) { __atomic_store_n(&cached_head_.value, head, __ATOMIC_RELAXED); }
+  // The claim at `pos`, if there is one: the record's size word.
+  std::optional<u32> ClaimAt(u64 pos) const {
+    const u64 w = LoadRelaxedSys(Unit(pos) + 1);
+    if (LlWordFlag(w) != Flag(pos)) return std::nullopt;
+    return LlData(w);
+  }
+  u64 ClaimedEnd() const { return LlClaimedEnd(slots(), capacity_log2_, max_payload_, tail()); }
   LlReadResult TryRead(u64 pos, LlHeader* h, void* payload, u32* units) const {
     return LlTryReadUnits(slots(), capacity_log2_, pos, max_payload_, h, payload, units);
   }
@@ -137,9 +166,7 @@ TEST(LlUnitsTest, ARecordThatWouldWrapStartsTheNextLapAfterASkip) {
   EXPECT_EQ(units, 3u);
   ring.Release(3);
   // Now 3 are used and 2 + 3 more fit: the skip fills 6..7.
-  u64 reserved = 0;
-  EXPECT_EQ(ring.TryWrite(HeaderOf(0, 2, 100), payload.data(), &reserved), std::optional<u64>(8));
-  EXPECT_EQ(reserved, 6u);
+  EXPECT_EQ(ring.TryWrite(HeaderOf(0, 2, 100), payload.data()), std::optional<u64>(8));
   EXPECT_EQ(ring.tail(), 11u);
   ASSERT_EQ(ring.TryRead(3, &h, out.data(), &units), LlReadResult::kReady);
   EXPECT_EQ(h.correlation, 1u);
@@ -171,6 +198,11 @@ TEST(LlUnitsTest, ASkipOrRecordOfTheWrongLengthIsCorrupt) {
   EXPECT_EQ(ring.TryRead(0, &h, out.data(), &units), LlReadResult::kCorrupt);
 }
 
+// How long a record must stay claimed and not whole before the consumer
+// opens a hole at it (the GPU's kHoleAfterNs); producers pause for longer.
+constexpr auto kHoleAfter = std::chrono::microseconds(100);
+constexpr auto kPause = std::chrono::milliseconds(2);
+
 struct Watchdog {
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   std::atomic<bool> failed{false};
@@ -187,23 +219,28 @@ struct UnitLog {
   std::vector<u64> done;
 };
 
-void Produce(UnitRing* ring, u32 producer, u64 count, UnitLog* log, Watchdog* watchdog, std::string* error) {
+// `pause_every`: every that many records (0: never), the producer stops
+// half-way through writing one for a moment.
+void Produce(UnitRing* ring, u32 producer, u64 count, UnitLog* log, Watchdog* watchdog, std::string* error,
+             u64 pause_every = 0) {
   std::vector<u8> data(ring->max_payload() + 4);
+  const std::function<void()> pause = [] { std::this_thread::sleep_for(kPause); };
+  const std::function<void()> none;
   for (u64 seq = 0; seq < count; ++seq) {
     const u32 size = SizeOf(producer, seq, ring->max_payload());
     const u32 misalign = static_cast<u32>(seq % 4);
     for (u32 i = 0; i < size; ++i) data[misalign + i] = ByteOf(producer, seq, i);
-    u64 from = 0;
     std::optional<u64> written;
-    while (!(written = ring->TryWrite(HeaderOf(producer, seq, size), data.data() + misalign, &from))) {
+    const bool pausing = pause_every != 0 && seq % pause_every == pause_every / 2;
+    while (!(written = ring->TryWrite(HeaderOf(producer, seq, size), data.data() + misalign, pausing ? pause : none))) {
       if (watchdog->Expired()) {
         *error = "gave up: the ring stayed full";
         return;
       }
       std::this_thread::yield();
     }
-    // Every unit reserved (skip and record) was consumed a lap ago.
-    for (u64 u = from; u != *written + LlRecordUnits(size); ++u) {
+    // Every unit of the record was consumed a lap ago.
+    for (u64 u = *written; u != *written + LlRecordUnits(size); ++u) {
       const u64 index = u - log->start;
       if (index >= log->done.size()) {
         *error = "unit " + std::to_string(u) + " beyond the run";
@@ -222,67 +259,134 @@ void Produce(UnitRing* ring, u32 producer, u64 count, UnitLog* log, Watchdog* wa
 struct ConsumerResult {
   u64 records = 0;
   u64 skips = 0;
+  u64 holes = 0;        // holes opened
+  u64 taken_past = 0;   // records taken while a hole before them was open
   u64 final_position = 0;
   std::vector<u64> next_seq;
   std::string error;
 };
 
+constexpr size_t kMaxHoles = 4;
+
+// Reads every record in ring order or, with `holes` on, as the GPU's poller
+// does (rt_worker.cuh, "Holes"): a record claimed but not whole for a while
+// becomes a hole and the consumer reads on past it; while holes are open,
+// each step reads the record at the head, then the holes last first, and
+// takes the first of them it saw whole. Releases units only up to the first
+// hole.
 void Consume(UnitRing* ring, u64 start, u32 producers, u64 total, UnitLog* log, Watchdog* watchdog,
-             ConsumerResult* result) {
+             ConsumerResult* result, bool holes_on) {
   result->next_seq.assign(producers, 0);
   std::vector<u32> buffer(ring->max_payload() / 4 + 2);
   u64 pos = start;
   u64 released = start;
-  auto fail = [&](const std::string& what) {
-    result->error = "unit " + std::to_string(pos) + ": " + what;
+  std::vector<std::pair<u64, u32>> holes;  // position, claim
+  u64 stall_at = ~u64{0};
+  std::chrono::steady_clock::time_point stall_since;
+  auto fail = [&](u64 at, const std::string& what) {
+    result->error = "unit " + std::to_string(at) + ": " + what;
     watchdog->failed = true;
   };
-  while (result->records < total) {
-    LlHeader h;
-    u32 units = 0;
-    const LlReadResult r = ring->TryRead(pos, &h, buffer.data(), &units);
-    if (r == LlReadResult::kNotReady) {
-      if (released != pos) {
-        ring->Release(pos);
-        released = pos;
-      }
-      if (watchdog->Expired()) return fail("gave up waiting");
-      std::this_thread::yield();
-      continue;
-    }
-    if (r != LlReadResult::kReady) return fail("reported corrupt");
+  // Checks and counts the (whole) record at `at`; false on a failure.
+  auto deliver = [&](u64 at, const LlHeader& h, u32 units) {
     if (h.type == kLlSkipType) {
-      if (((pos + units) & (ring->capacity() - 1)) != 0) return fail("a skip that does not end the lap");
+      if (((at + units) & (ring->capacity() - 1)) != 0) return fail(at, "a skip that does not end the lap"), false;
       ++result->skips;
     } else {
-      if (h.actor >= producers) return fail("unknown producer");
+      if (h.actor >= producers) return fail(at, "unknown producer"), false;
       const u64 seq = h.correlation & ((u64{1} << 48) - 1);
-      if (seq != result->next_seq[h.actor]) return fail("out of order, lost or duplicated");
+      if (seq != result->next_seq[h.actor]) return fail(at, "out of order, lost or duplicated"), false;
       const u32 size = SizeOf(h.actor, seq, ring->max_payload());
       const LlHeader want = HeaderOf(h.actor, seq, size);
       if (h.size != size || h.type != want.type || h.peer != want.peer || h.hlc != want.hlc) {
-        return fail("header differs");
+        return fail(at, "header differs"), false;
       }
       const u8* bytes = reinterpret_cast<const u8*>(buffer.data());
       for (u32 i = 0; i < size; ++i) {
-        if (bytes[i] != ByteOf(h.actor, seq, i)) return fail("payload byte " + std::to_string(i) + " differs");
+        if (bytes[i] != ByteOf(h.actor, seq, i)) return fail(at, "payload byte " + std::to_string(i) + " differs"), false;
       }
-      if (units != LlRecordUnits(size)) return fail("wrong unit count");
+      if (units != LlRecordUnits(size)) return fail(at, "wrong unit count"), false;
       ++result->next_seq[h.actor];
       ++result->records;
+      if (!holes.empty() && holes.front().first < at) ++result->taken_past;
     }
-    for (u32 u = 0; u < units; ++u) log->done[pos + u - log->start] = 1;
-    pos += units;
-    if (pos - released >= 8) {
-      ring->Release(pos);
-      released = pos;
+    for (u32 u = 0; u < units; ++u) log->done[at + u - log->start] = 1;
+    return true;
+  };
+  // The record at the head is not whole: a hole once it has stayed so.
+  auto stall = [&] {
+    const std::optional<u32> claim = ring->ClaimAt(pos);
+    if (!holes_on || !claim.has_value()) return;
+    if (stall_at != pos) {
+      stall_at = pos;
+      stall_since = std::chrono::steady_clock::now();
+    } else if (std::chrono::steady_clock::now() - stall_since > kHoleAfter && holes.size() < kMaxHoles) {
+      const u32 extent = LlClaimExtent(*claim, pos, ring->log2(), ring->max_payload());
+      if (extent == 0) return fail(pos, "a claim no producer makes");
+      holes.emplace_back(pos, *claim);
+      ++result->holes;
+      pos += extent;
+      stall_at = ~u64{0};
+    }
+  };
+  while (result->records < total || !holes.empty()) {
+    if (watchdog->Expired()) return fail(pos, "gave up waiting");
+    LlHeader h;
+    u32 units = 0;
+    const LlReadResult r = ring->TryRead(pos, &h, buffer.data(), &units);
+    if (r == LlReadResult::kCorrupt) return fail(pos, "reported corrupt");
+    if (holes.empty()) {
+      if (r == LlReadResult::kNotReady) {
+        if (released != pos) {
+          ring->Release(pos);
+          released = pos;
+        }
+        stall();
+        std::this_thread::yield();
+        continue;
+      }
+      if (!deliver(pos, h, units)) return;
+      pos += units;
+      if (pos - released >= 8) {
+        ring->Release(pos);
+        released = pos;
+      }
+      continue;
+    }
+    // Hole mode: the head was read; now the holes, last first (each read
+    // after the one before it: x86 keeps loads in order, as the GPU's
+    // poller orders them by a fence and by waiting for each).
+    int which = -1;
+    for (size_t j = holes.size(); j-- > 0;) {
+      LlHeader hh;
+      u32 hu = 0;
+      if (ring->TryRead(holes[j].first, &hh, buffer.data(), &hu) == LlReadResult::kReady) which = static_cast<int>(j);
+    }
+    if (which >= 0) {
+      const u64 at = holes[which].first;
+      if (ring->TryRead(at, &h, buffer.data(), &units) != LlReadResult::kReady) return fail(at, "a whole record changed");
+      holes.erase(holes.begin() + which);
+      if (!deliver(at, h, units)) return;
+    } else if (r == LlReadResult::kReady) {
+      if (ring->TryRead(pos, &h, buffer.data(), &units) != LlReadResult::kReady) return fail(pos, "a whole record changed");
+      if (!deliver(pos, h, units)) return;
+      pos += units;
+    } else {
+      stall();
+      std::this_thread::yield();
+    }
+    const u64 release = holes.empty() ? pos : holes.front().first;
+    if (release != released) {
+      ring->Release(release);
+      released = release;
     }
   }
   ring->Release(pos);
   result->final_position = pos;
 }
 
-void RunUnits(u32 capacity_log2, u32 max_payload, u64 start, u32 producers, u64 per_producer) {
+void RunUnits(u32 capacity_log2, u32 max_payload, u64 start, u32 producers, u64 per_producer,
+              u64 pause_every = 0, bool holes = false) {
   UnitRing ring(capacity_log2, max_payload, start);
   const u64 total = producers * per_producer;
   Watchdog watchdog;
@@ -290,10 +394,11 @@ void RunUnits(u32 capacity_log2, u32 max_payload, u64 start, u32 producers, u64 
   UnitLog log{start, std::vector<u64>(total * (2 * LlRecordUnits(max_payload)) + ring.capacity(), 0)};
   ConsumerResult result;
   std::vector<std::string> errors(producers);
-  std::thread consumer(Consume, &ring, start, producers, total, &log, &watchdog, &result);
+  std::thread consumer(Consume, &ring, start, producers, total, &log, &watchdog, &result, holes);
   std::vector<std::thread> threads;
   for (u32 p = 0; p < producers; ++p) {
-    threads.emplace_back(Produce, &ring, p, per_producer, &log, &watchdog, &errors[p]);
+    // Producer 0 pauses mid-record now and then, if any does.
+    threads.emplace_back(Produce, &ring, p, per_producer, &log, &watchdog, &errors[p], p == 0 ? pause_every : 0);
   }
   for (std::thread& t : threads) t.join();
   consumer.join();
@@ -303,14 +408,94 @@ void RunUnits(u32 capacity_log2, u32 max_payload, u64 start, u32 producers, u64 
   for (u32 p = 0; p < producers; ++p) EXPECT_EQ(result.next_seq[p], per_producer);
   EXPECT_GT(result.skips, 0u) << "sizes up to " << max_payload << " in " << ring.capacity()
                               << " units must need skips at the ring's end";
-  EXPECT_EQ(ring.tail(), result.final_position);
+  EXPECT_EQ(ring.ClaimedEnd(), result.final_position);
   EXPECT_EQ(ring.head(), result.final_position);
+  if (holes) {
+    EXPECT_GT(result.holes, 0u) << "the paused producer's records must have become holes";
+    EXPECT_GT(result.taken_past, 0u) << "records behind a hole must have been taken while it was open";
+  } else {
+    EXPECT_EQ(result.holes, 0u);
+  }
+  std::cout << total << " records, " << result.skips << " skips, " << result.holes << " holes, "
+            << result.taken_past << " records taken past an open hole\n";
 }
 
 TEST(LlUnitsTest, FourProducersSmallRingEveryRecordInOrderAndWhole) { RunUnits(5, 220, 0, 4, 3000); }
 
 // Positions near 2^64: the tail, the head and the flags wrap.
 TEST(LlUnitsTest, PositionsThatWrapAround64Bits) { RunUnits(6, 100, ~u64{0} - 500, 3, 2000); }
+
+// A producer that stops in the middle of a record: the in-order reader waits
+// for it, and nothing is lost or reordered.
+TEST(LlUnitsTest, AProducerPausedMidRecordHoldsUpAnInOrderReader) { RunUnits(6, 220, 0, 4, 1500, 100, false); }
+
+// The same with the poller's holes: records behind a paused one (other
+// producers') are taken meanwhile, each producer's own stay in order.
+TEST(LlUnitsTest, RecordsBehindAPausedProducerAreTakenPastItsHoleInOrderPerProducer) {
+  RunUnits(6, 220, 0, 4, 1500, 100, true);
+}
+TEST(LlUnitsTest, HolesWithPositionsThatWrapAround64Bits) { RunUnits(6, 100, ~u64{0} - 500, 3, 1500, 50, true); }
+
+TEST(LlUnitsTest, ClaimExtents) {
+  // Capacity 8 units, max payload 128.
+  EXPECT_EQ(LlClaimExtent(0, 0, 3, 128), 1u);
+  EXPECT_EQ(LlClaimExtent(100, 5, 3, 128), 3u);   // 5..7
+  EXPECT_EQ(LlClaimExtent(100, 6, 3, 128), 0u);   // would wrap
+  EXPECT_EQ(LlClaimExtent(129, 0, 3, 128), 0u);   // over the max
+  EXPECT_EQ(LlClaimExtent(kLlSkipSize, 6, 3, 128), 2u);
+  EXPECT_EQ(LlClaimExtent(kLlSkipSize, 8, 3, 128), 0u) << "a skip never starts a lap";
+  EXPECT_TRUE(LlLapLater(LlFlag(8, 3), LlFlag(0, 3)));
+  EXPECT_FALSE(LlLapLater(LlFlag(0, 3), LlFlag(8, 3)));
+  EXPECT_FALSE(LlLapLater(0, LlFlag(0, 3))) << "an unwritten word";
+  EXPECT_TRUE(LlLapLater(LlFlag(0, 3), LlFlag(~u64{0}, 3))) << "laps wrap";
+}
+
+// The claim is the size word, there before any other word of the record: a
+// reader knows how far a record goes while it is still being written, and a
+// second producer claims the units after it.
+TEST(LlUnitsTest, AClaimShowsTheRecordsExtentBeforeItIsWritten) {
+  UnitRing ring(4, 128, 0);
+  std::optional<u64> first = ring.Claim(100);  // 3 units
+  ASSERT_EQ(first, std::optional<u64>(0));
+  EXPECT_EQ(ring.ClaimAt(0), std::optional<u32>(100));
+  EXPECT_EQ(ring.ClaimedEnd(), 3u);
+  std::vector<u32> out(40);
+  LlHeader h;
+  u32 units = 0;
+  EXPECT_EQ(ring.TryRead(0, &h, out.data(), &units), LlReadResult::kNotReady);
+  std::vector<u8> payload(100, 9);
+  EXPECT_EQ(ring.TryWrite(HeaderOf(1, 0, 10), payload.data()), std::optional<u64>(3));
+  ASSERT_EQ(ring.TryRead(3, &h, out.data(), &units), LlReadResult::kReady);
+  EXPECT_EQ(h.actor, 1u);
+  // The first producer finishes its record where it claimed it.
+  LlWriteRecord(ring.Unit(0), ring.Flag(0), HeaderOf(0, 0, 100), payload.data());
+  ASSERT_EQ(ring.TryRead(0, &h, out.data(), &units), LlReadResult::kReady);
+  EXPECT_EQ(units, 3u);
+  EXPECT_EQ(ring.ClaimedEnd(), 4u);
+}
+
+// A hint left behind (its producer preempted between its claim and moving
+// the hint, while the consumer went past) is passed over: the next claim
+// starts at the consumer's head, or walks the claims after the hint.
+TEST(LlUnitsTest, AStaleHintIsPassedOver) {
+  UnitRing ring(3, 24, 0);  // 8 units, records of one unit
+  std::vector<u8> payload(24, 1);
+  for (u64 i = 0; i < 6; ++i) ASSERT_EQ(ring.TryWrite(HeaderOf(0, i, 24), payload.data()), std::optional<u64>(i));
+  ring.Release(6);
+  ring.SetHint(2);  // behind the head
+  EXPECT_EQ(ring.TryWrite(HeaderOf(0, 6, 24), payload.data()), std::optional<u64>(6));
+  ring.SetHint(3);  // behind the head, whose cached copy is older still
+  EXPECT_EQ(ring.TryWrite(HeaderOf(0, 7, 24), payload.data()), std::optional<u64>(7));
+  // A lap on: positions 8..13 reuse the first lap's units.
+  for (u64 i = 8; i < 14; ++i) ASSERT_EQ(ring.TryWrite(HeaderOf(0, i, 24), payload.data()), std::optional<u64>(i));
+  ring.Release(14);
+  ring.SetHint(7);  // a record of the last lap; units 8..13 hold the next one's
+  EXPECT_EQ(ring.TryWrite(HeaderOf(0, 14, 24), payload.data()), std::optional<u64>(14));
+  ring.SetHint(1);  // a full lap behind (unit 1 holds position 9), and the
+  ring.SetCachedHead(0);  // cached head as old: found by the flag of a later lap
+  EXPECT_EQ(ring.TryWrite(HeaderOf(0, 15, 24), payload.data()), std::optional<u64>(15));
+  EXPECT_EQ(ring.ClaimedEnd(), 16u);
+}
 
 }  // namespace
 }  // namespace rk

@@ -199,18 +199,28 @@ TEST_F(SystemGpuTest, HostMessagesOfMixedSizesWrapTheRingAndArriveWholeInOrder) 
 
 // Issue 9 item 3: a host writer preempted in the middle of its record. The
 // worker takes the record only once all of it is there (never a torn
-// payload), the other workers' rings go on meanwhile, and the record then
-// arrives whole and in order. (Records behind it in the same worker's ring
-// wait for it: a ring is read in order.)
-TEST_F(SystemGpuTest, AHostRecordIsTakenOnlyWholeAndAPausedWriterHoldsUpOnlyItsOwnRing) {
+// payload); meanwhile the records behind it in the same ring are taken (the
+// worker passes over the claimed record: a hole), and so are other workers';
+// the record then arrives whole and in order. `words_first`: how much of
+// the record is written before the pause (0: only its claim, the size word;
+// -1: half of it, the header among it).
+class PausedWriterTest : public SystemGpuTest, public ::testing::WithParamInterface<int> {};
+
+TEST_P(PausedWriterTest, AHostRecordIsTakenOnlyWholeAndAPausedWriterHoldsUpOnlyItsOwnRecord) {
   SystemOptions o;
   o.workers = 2;
   auto sys = StartSystem(o);
   ASSERT_NE(sys, nullptr);
   const ActorId mix = SpawnOrDie(*sys, "MixChecker", "mix");
   const ActorId other = SpawnOrDie(*sys, "Fragile", "other");
+  ActorId beside{};
+  for (int i = 0; i < 8 && beside.value == 0; ++i) {
+    const ActorId a = SpawnOrDie(*sys, "Fragile", "beside" + std::to_string(i));
+    if (internal::SystemAccess::WorkerOf(*sys, a) == internal::SystemAccess::WorkerOf(*sys, mix)) beside = a;
+  }
   ASSERT_NE(internal::SystemAccess::WorkerOf(*sys, mix), internal::SystemAccess::WorkerOf(*sys, other))
-      << "the test needs the two actors on different workers";
+      << "the test needs an actor on another worker";
+  ASSERT_NE(beside.value, 0u) << "the test needs another actor on mix's worker";
   auto large = [](int n) {
     Large m{};
     m.n = n;
@@ -221,25 +231,32 @@ TEST_F(SystemGpuTest, AHostRecordIsTakenOnlyWholeAndAPausedWriterHoldsUpOnlyItsO
   ASSERT_TRUE(sys->Send(mix, large(1)).ok());
   std::atomic<bool> paused{false};
   std::atomic<bool> resume{false};
-  internal::SystemAccess::PauseNextRecordMidway(*sys, [&] {
-    paused.store(true);
-    while (!resume.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  });
+  internal::SystemAccess::PauseNextRecordMidway(
+      *sys,
+      [&] {
+        paused.store(true);
+        while (!resume.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      },
+      GetParam());
   std::thread writer([&] { EXPECT_TRUE(sys->Send(mix, large(2)).ok()); });
   while (!paused.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  // Half of record 2 is in mix's ring: the other worker's ring is not held up.
+  // Record 2 is claimed in mix's ring and not whole. Neither the other
+  // worker's ring nor the records behind it in its own ring wait for it.
   for (int i = 0; i < 10; ++i) {
     absl::StatusOr<Poked> p = sys->Ask<Poked>(other, Poke{0}, kAsk);
     ASSERT_TRUE(p.ok()) << p.status();
     EXPECT_EQ(p->pokes, i + 1);
+    absl::StatusOr<Poked> q = sys->Ask<Poked>(beside, Poke{0}, kAsk);
+    ASSERT_TRUE(q.ok()) << "a message behind the paused record, in its ring: " << q.status();
+    EXPECT_EQ(q->pokes, i + 1);
   }
-  // The poller has looked at the half record for a while: nothing taken.
+  // The poller has looked at the partial record for a while: nothing taken.
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   absl::StatusOr<SystemStats> st = sys->Stats();
   ASSERT_TRUE(st.ok()) << st.status();
   const ActorStats* m = st->Find("mix");
   ASSERT_NE(m, nullptr);
-  EXPECT_EQ(m->handled, 1u) << "a half-written record was taken: " << m->ToString();
+  EXPECT_EQ(m->handled, 1u) << "a partly written record was taken: " << m->ToString();
   resume.store(true);
   writer.join();
   absl::StatusOr<MixReport> r = sys->Ask<MixReport>(mix, MixQuery{0}, kAsk);
@@ -248,10 +265,21 @@ TEST_F(SystemGpuTest, AHostRecordIsTakenOnlyWholeAndAPausedWriterHoldsUpOnlyItsO
   EXPECT_EQ(r->last, 2);
   EXPECT_EQ(r->out_of_order, 0);
   EXPECT_EQ(r->bad_bytes, 0) << "a torn payload";
+  // Later messages in the ring go on as before (the hole is closed).
+  for (int i = 0; i < 3; ++i) {
+    absl::StatusOr<Poked> q = sys->Ask<Poked>(beside, Poke{0}, kAsk);
+    ASSERT_TRUE(q.ok()) << q.status();
+    EXPECT_EQ(q->pokes, 11 + i);
+  }
   absl::StatusOr<StopReport> rep = sys->Stop();
   ASSERT_TRUE(rep.ok()) << rep.status();
   EXPECT_EQ(rep->unhandled, 0u) << rep->ToString();
 }
+
+INSTANTIATE_TEST_SUITE_P(WrittenBeforeThePause, PausedWriterTest, ::testing::Values(0, -1),
+                         [](const ::testing::TestParamInfo<int>& i) {
+                           return i.param == 0 ? std::string("OnlyTheClaim") : std::string("Half");
+                         });
 
 TEST_F(SystemGpuTest, ManyK2kProducersLoseNothingAndKeepFifoPerSender) {
   SystemOptions o;

@@ -160,7 +160,7 @@ struct WorkerStatsView {
 struct SystemStats {
   KernelPhase phase = KernelPhase::kStarting;
   uint64_t flush_epoch = 0;
-  uint64_t host_sent = 0;          // records the host put in the ring
+  uint64_t host_sent = 0;          // 128-byte units the host has filled in the workers' rings (a message takes 1 or more)
   uint64_t host_ring_full = 0;     // Sends refused because the ring was full
   uint64_t ingress_delivered = 0;  // host messages the workers took from their rings
   uint64_t ingress_dead = 0;       // host messages the workers dead-lettered instead

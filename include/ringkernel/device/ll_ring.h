@@ -275,14 +275,29 @@ RK_HOST_DEVICE inline void LlStampUnusedWords(u64* slot, u32 slot_words, u32 fla
 // payload need, so a 64-byte message takes two units (256 bytes) however
 // large the program's largest message is, and one read of a few units over
 // the bus brings several small records. A record never wraps around the end
-// of the ring: when it would, the producer reserves the units up to the end
-// as well and writes a skip record there (type kLlSkipType, `aux` = the units
-// skipped, which run exactly to the end of the ring). Every word of a record
-// carries the flag of its first unit, which is also the flag of its last
-// (no wrap). Reservation, the full check against the consumer's `head` and
-// the release of units are as for fixed slots, in units.
+// of the ring: when it would, the producer claims the units up to the end
+// as well and writes a skip record there (type kLlSkipType, size
+// kLlSkipSize, `aux` = the units skipped, which run exactly to the end of
+// the ring). Every word of a record carries the flag of its first unit,
+// which is also the flag of its last (no wrap). The full check against the
+// consumer's `head` and the release of units are as for fixed slots, in
+// units.
+//
+// Producers claim a record's units in the ring itself (LlTryClaimUnits): a
+// compare-and-swap on the record's size word (word 1) from whatever an
+// earlier lap left there to the size with this lap's flag. That one
+// instruction both takes the units and tells the reader how far the record
+// goes, before any other word of it is written. So a producer preempted in
+// the middle of its record holds up only that record: the reader, which
+// sees the size, can pass over it and take the complete records behind it
+// (rt_worker.cuh, "holes"). Producers find the end of the claimed records
+// from a shared hint, passing over claims they find. A record the reader
+// took out of order has its type word stamped kLlTakenType, so that a walk
+// of what was never taken (Stop) passes over it.
 inline constexpr u32 kLlUnitWords = 16;
 inline constexpr u32 kLlSkipType = 0xFFFFFFFFu;
+inline constexpr u32 kLlSkipSize = 0xFFFFFFFFu;
+inline constexpr u32 kLlTakenType = 0xFFFFFFFEu;
 
 // Units of a record with `size` payload bytes.
 RK_HOST_DEVICE constexpr u32 LlRecordUnits(u32 size) {
@@ -293,8 +308,25 @@ RK_HOST_DEVICE constexpr u32 LlRecordUnits(u32 size) {
 RK_HOST_DEVICE inline void LlWriteSkip(u64* unit, u32 flag, u32 units) {
   LlHeader h{};
   h.type = kLlSkipType;
+  h.size = kLlSkipSize;
   h.aux = units;
-  LlWriteRecord(unit, flag, h, nullptr);
+  u32 hw[kLlHeaderWords];
+  LlHeaderToWords(h, hw);
+  for (u32 i = 0; i < kLlHeaderWords; i += 2) StoreRelaxedSysPair(unit + i, LlWord(hw[i], flag), LlWord(hw[i + 1], flag));
+}
+
+// The units that a record whose size word (its claim) reads `size` takes at
+// unit `pos`, or 0 if that is corrupt: a payload over `max_payload`, a
+// record that would wrap, a skip at the start of a lap. kLlSkipSize: a skip,
+// which runs to the ring's end.
+RK_HOST_DEVICE inline u32 LlClaimExtent(u32 size, u64 pos, u32 capacity_log2, u32 max_payload) {
+  if (size == kLlSkipSize) {
+    const u32 to_end = LlSkipBefore(pos, ~0u >> 1, capacity_log2);
+    return to_end == (u64{1} << capacity_log2) ? 0u : to_end;
+  }
+  if (size > max_payload) return 0;
+  const u32 units = LlRecordUnits(size);
+  return LlSkipBefore(pos, units, capacity_log2) == 0 ? units : 0u;
 }
 
 // The units that the record (or skip) with header `h` at unit `pos` takes,
@@ -303,13 +335,102 @@ RK_HOST_DEVICE inline void LlWriteSkip(u64* unit, u32 flag, u32 units) {
 // host reader below and the GPU's poller (rt_worker.cuh) both judge records
 // by this.
 RK_HOST_DEVICE inline u32 LlRecordExtent(const LlHeader& h, u64 pos, u32 capacity_log2, u32 max_payload) {
-  if (h.type == kLlSkipType) {
-    const bool ok = h.size == 0 && h.aux != 0 && h.aux == LlSkipBefore(pos, ~0u >> 1, capacity_log2);
-    return ok ? h.aux : 0u;
+  if ((h.type == kLlSkipType) != (h.size == kLlSkipSize)) return 0;
+  if (h.type == kLlSkipType && h.aux != LlSkipBefore(pos, ~0u >> 1, capacity_log2)) return 0;
+  return LlClaimExtent(h.size, pos, capacity_log2, max_payload);
+}
+
+// Whether `flag` names a later lap than `than` (flags compare modulo 2^31;
+// an unwritten word, flag 0, is never later).
+RK_HOST_DEVICE constexpr bool LlLapLater(u32 flag, u32 than) {
+  return (flag & 0x80000000u) != 0 && static_cast<i32>((flag - than) << 1) > 0;
+}
+
+#if !RK_ON_DEVICE
+// Host producers only (the host → worker rings).
+//
+// Claims the units of a record with `size` payload bytes (LlRecordUnits)
+// in the ring at `slots`, and before them, when the record would not fit
+// before the ring's end, a skip to the end, which it writes. `hint` is the
+// producers' shared guess at the end of the claimed records (never past
+// it), `cached_head` their shared copy of the consumer's `head`, refreshed
+// from `head` only when the ring looks full. Returns false, having claimed
+// nothing, when there is no room for the record (and its skip); else *pos
+// is the record's first unit, whose size word is claimed, and the caller
+// writes the record there (LlWriteRecord writes the size word again, with
+// the same value).
+inline bool LlTryClaimUnits(u64* slots, u32 capacity_log2, u32 max_payload, u64* hint, u64* cached_head,
+                            const u64* head, u32 size, u64* pos) {
+  const u64 capacity = u64{1} << capacity_log2;
+  const u32 units = LlRecordUnits(size);
+  const u64 start = __atomic_load_n(hint, __ATOMIC_RELAXED);
+  u64 h = __atomic_load_n(cached_head, __ATOMIC_ACQUIRE);
+  u64 t = start;
+  for (;;) {
+    // Every unit before the consumer's head was claimed (and taken).
+    if (static_cast<i64>(t - h) < 0) t = h;
+    const u32 pad = LlSkipBefore(t, units, capacity_log2);
+    if (t - h + pad + units > capacity) {
+      // Acquire pairs with the consumer's release: it has finished with the
+      // units before they are claimed again.
+      const u64 fresh = __atomic_load_n(head, __ATOMIC_ACQUIRE);
+      if (fresh == h) return false;
+      u64 seen = h;
+      while (static_cast<i64>(fresh - seen) > 0 &&
+             !__atomic_compare_exchange_n(cached_head, &seen, fresh, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+      }
+      h = fresh;
+      continue;
+    }
+    u64* size_word = LlSlot(slots, kLlUnitWords, capacity_log2, t) + 1;
+    const u32 flag = LlFlag(t, capacity_log2);
+    u64 found = __atomic_load_n(size_word, __ATOMIC_RELAXED);
+    if (LlWordFlag(found) == flag) {
+      // Claimed by another producer: pass over it.
+      const u32 extent = LlClaimExtent(LlData(found), t, capacity_log2, max_payload);
+      if (extent == 0) return false;  // not a claim any producer makes
+      t += extent;
+      continue;
+    }
+    if (LlLapLater(LlWordFlag(found), flag)) {
+      // The hint fell a lap behind (its producers were all preempted
+      // between claim and hint): start again from the consumer's head.
+      h = __atomic_load_n(head, __ATOMIC_ACQUIRE);
+      t = h;
+      continue;
+    }
+    const u32 claim = pad != 0 ? kLlSkipSize : size;
+    if (!__atomic_compare_exchange_n(size_word, &found, LlWord(claim, flag), false, __ATOMIC_RELAXED,
+                                     __ATOMIC_RELAXED)) {
+      continue;  // another producer claimed it first: look again
+    }
+    if (pad != 0) {
+      LlWriteSkip(size_word - 1, flag, pad);
+      t += pad;
+      continue;
+    }
+    // Forward only, and once: a hint left behind is passed over by the
+    // next producer's walk.
+    u64 expected = start;
+    if (static_cast<i64>(t + units - start) > 0) {
+      __atomic_compare_exchange_n(hint, &expected, t + units, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+    }
+    *pos = t;
+    return true;
   }
-  if (h.size > max_payload) return 0;
-  const u32 units = LlRecordUnits(h.size);
-  return LlSkipBefore(pos, units, capacity_log2) == 0 ? units : 0u;
+}
+#endif  // !RK_ON_DEVICE
+
+// The end of the claimed records: from `from` (a record's start at or after
+// the consumer's head, such as the producers' hint) past every claim.
+RK_HOST_DEVICE inline u64 LlClaimedEnd(const u64* slots, u32 capacity_log2, u32 max_payload, u64 from) {
+  for (;;) {
+    const u64 w = LoadRelaxedSys(LlSlot(slots, kLlUnitWords, capacity_log2, from) + 1);
+    if (LlWordFlag(w) != LlFlag(from, capacity_log2)) return from;
+    const u32 extent = LlClaimExtent(LlData(w), from, capacity_log2, max_payload);
+    if (extent == 0) return from;
+    from += extent;
+  }
 }
 
 // Host-side reader of a variable-length ring (the GPU's poller reads the

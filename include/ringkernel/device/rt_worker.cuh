@@ -493,13 +493,36 @@ __device__ __forceinline__ bool WindowComplete(const HostRing& ring, const Windo
   return __all_sync(0xFFFFFFFFu, ok);
 }
 
+// Whether words [from, to) of the record at `rslot` all carry `rflag`
+// (warp-wide: each lane checks a pair of words per pass).
+__device__ __forceinline__ bool HostWordsWritten(const u64* rslot, u32 rflag, u32 from, u32 to) {
+  bool ok = true;
+  for (u32 at = from; at < to; at += 64) {
+    const u32 i = at + 2 * LaneId();
+    u64 a = 0, b = 0;
+    if (i < to) LoadRelaxedSysPair(rslot + i, &a, &b);
+    ok = ok && (i >= to || LlWordFlag(a) == rflag) && (i + 1 >= to || LlWordFlag(b) == rflag);
+  }
+  return __all_sync(0xFFFFFFFFu, ok);
+}
+
 // Forwards a host record into its actor's mailbox, the warp writing the
 // payload in parallel. Record words beyond the window are read here, pass by
-// pass. Returns false when the mailbox is full (nothing written, the record
-// stays in the ring).
-__device__ bool ForwardHostRecord(const Window& win, u32 base, const u64* rslot, u32 rflag, const LlHeader& h,
-                                  const TargetInfo& t) {
+// pass, and checked first: a record is forwarded only whole. Returns
+// kForwarded, or kForwardFull when the mailbox is full and kForwardNotWhole
+// when the record is not all written yet (either way nothing was written and
+// the record stays in the ring).
+constexpr u32 kForwardFull = 0;
+constexpr u32 kForwarded = 1;
+constexpr u32 kForwardNotWhole = 2;
+__device__ u32 ForwardHostRecord(const Window& win, u32 base, const u64* rslot, u32 rflag, const LlHeader& h,
+                                 const TargetInfo& t) {
   const u32 lane = LaneId();
+  const u32 in_window = kWindowWords - base;
+  if (kLlHeaderWords + (h.size + 3) / 4 > in_window &&
+      !HostWordsWritten(rslot, rflag, in_window, kLlHeaderWords + (h.size + 3) / 4)) {
+    return kForwardNotWhole;
+  }
   const u32 log2 = ShapeLog2(t.shape);
   const u32 inline_words = ShapeInlineWords(t.shape);
   u64 pos = 0;
@@ -509,7 +532,7 @@ __device__ bool ForwardHostRecord(const Window& win, u32 base, const u64* rslot,
     got = MailboxReserve(t.box, u64{1} << log2, 1, &c, &pos);
   }
   got = __shfl_sync(0xFFFFFFFFu, got, 0);
-  if (got == 0) return false;
+  if (got == 0) return kForwardFull;
   pos = __shfl_sync(0xFFFFFFFFu, pos, 0);
   u64* slot = MailboxSlotAt(t.box, log2, t.slot_bytes, pos);
   const u32 mflag = LlFlag(pos, log2);
@@ -560,7 +583,7 @@ __device__ bool ForwardHostRecord(const Window& win, u32 base, const u64* rslot,
     MailboxStoreHeader(slot, mflag, m);
   }
   __syncwarp();
-  return true;
+  return kForwarded;
 }
 
 // How long the poller waits for room in a hand-over ring (or for it to
@@ -596,47 +619,27 @@ __device__ __forceinline__ void PutDirect(const Window& win, u32 base, const LlH
   }
 }
 
-// Polls the worker's host ring and delivers what is there, in order. Called
-// by the whole of warp 0. The ring holds variable-length records in units
-// (ll_ring.h); the window is read from the unit at the head. Returns the
-// records consumed.
-__device__ u32 ServeHostRing(WorkerThread& w, HostRing& ring, DirectSlot* slots, u64 now,
-                             const volatile u32* s_request) {
+// Takes the records of `win` (loaded at ring.head) in order and delivers
+// them: what the poller does with what it read. Stops at the first record
+// that is not whole (*waiting set), at one it cannot deliver yet (its hand-
+// over ring or mailbox full: retried on the next poll), after a large
+// record, and once `limit` records are taken. In hole mode (`limit` 1, see
+// below) a record taken is stamped kLlTakenType. Returns the messages
+// delivered; *units_out: the units taken (the head moves by that much).
+__device__ __forceinline__ u32 TakeRecords(WorkerThread& w, HostRing& ring, const Window& win, DirectSlot* slots,
+                                           u64 now, const volatile u32* s_request, u32 limit, u32* units_out,
+                                           bool* waiting) {
   const SystemParams* sys = w.sys;
   const u32 lane = LaneId();
-  if (ring.broken) return 0;
-  // Wide (2 KiB) while records keep coming, so that a backlog is taken
-  // several records per trip over the bus; otherwise the first 256 bytes,
-  // which come back sooner and hold a small record whole.
-  const bool wide = ring.took_last != 0;
-  Window win;
-  if (wide) {
-    LoadWindow(ring, &win);
-  } else {
-    // Quiet: the first kQuietWords words only, one 16-byte load from each
-    // of a few lanes — the whole of a small record, which is then taken
-    // from this read rather than a second trip over the bus.
-    LoadWindowStart(ring, &win);
-    const u32 flag = LlFlag(ring.head, ring.log2);
-    const bool begun = __shfl_sync(0xFFFFFFFFu, LlWordFlag(win.v[0][0]) == flag, 0);
-    if (!begun) {
-      if (ring.released != ring.head) {
-        if (lane == 0) LlRelease(ring.hdr, ring.head);
-        ring.released = ring.head;
-      }
-      return 0;
-    }
-    // A record too large for that (or whose size is not written yet: the
-    // loop below then finds it incomplete and the next poll reads again).
-    const bool size_there = __shfl_sync(0xFFFFFFFFu, LlWordFlag(win.v[0][1]) == flag, 0);
-    const u32 size = __shfl_sync(0xFFFFFFFFu, LlData(win.v[0][1]), 0);
-    if (size_there && kLlHeaderWords + (size + 3) / 4 > kQuietWords) LoadWindow(ring, &win);
-  }
   u32 records = 0;  // messages consumed (skips not counted)
   u32 units = 0;    // units consumed: the head moves by this much
   // `base`: the window word where the record at unit head + units starts.
   for (u32 base = 0; base + kLlHeaderWords <= kWindowWords; base = units * kLlUnitWords) {
-    if (!WindowComplete(ring, win, base, base + kLlHeaderWords)) break;
+    if (records >= limit) break;
+    if (!WindowComplete(ring, win, base, base + kLlHeaderWords)) {
+      *waiting = true;
+      break;
+    }
 #ifdef RK_ASK_STAMPS
     const u64 header_in = GlobalTimerNs();
 #endif
@@ -683,7 +686,12 @@ __device__ u32 ServeHostRing(WorkerThread& w, HostRing& ring, DirectSlot* slots,
     }
     const u32 record_words = kLlHeaderWords + (h.size + 3) / 4;
     const u32 in_window = base + record_words <= kWindowWords ? record_words : kWindowWords - base;
-    if (!WindowComplete(ring, win, base, base + in_window)) break;
+    // Taken only whole: the words past the window of a large record are
+    // checked before anything is reserved for it.
+    if (!WindowComplete(ring, win, base, base + in_window)) {
+      *waiting = true;
+      break;
+    }
 #ifdef RK_ASK_STAMPS
     const u64 record_in = GlobalTimerNs();
     u64 checked = 0;
@@ -795,7 +803,12 @@ __device__ u32 ServeHostRing(WorkerThread& w, HostRing& ring, DirectSlot* slots,
         }
       }
       if (reason == DeadLetterReason::kNone) {
-        if (!ForwardHostRecord(win, base, rslot, rflag, h, t)) {
+        const u32 forwarded = ForwardHostRecord(win, base, rslot, rflag, h, t);
+        if (forwarded == kForwardNotWhole) {
+          *waiting = true;
+          break;
+        }
+        if (forwarded == kForwardFull) {
           // Full: give its owner until the timeout to make room (serving
           // this warp's own mailboxes meanwhile), then report the message
           // rather than hold every other actor's input back.
@@ -824,10 +837,230 @@ __device__ u32 ServeHostRing(WorkerThread& w, HostRing& ring, DirectSlot* slots,
         __syncwarp();
       }
     }
-    if (lane == 0) LlStampUnusedUnits(rslot, runits, record_words, rflag);
+    if (lane == 0) {
+      // Taken past a record still being written: marked, so that Stop's
+      // count of what was never taken passes over it.
+      if (limit == 1) StoreRelaxedSys(rslot, LlWord(kLlTakenType, rflag));
+      LlStampUnusedUnits(rslot, runits, record_words, rflag);
+    }
     ++records;
     units += runits;
     if (record_words > in_window) break;  // a large record: the window is spent
+  }
+  *units_out = units;
+  return records;
+}
+
+// ---- Holes: records whose writer stopped in the middle. ----
+//
+// A host writer claims its record's units with the record's size word before
+// it writes the rest (ll_ring.h). When the record at the head has stayed
+// claimed but not whole for kHoleAfterNs (its writer was preempted, or
+// stopped), the poller opens a hole: it notes the record's position and size
+// and reads on past it. While a hole is open the ring is served in hole mode,
+// one record a poll, and its units are released only up to the first hole.
+//
+// Order: a host thread claims its next record only after its previous one is
+// whole, so FIFO per sender holds if a record is taken only while no earlier
+// record of its writer is open. Each poll in hole mode (HostHolesPlan) reads
+// the record at the head first and then the holes, last first, each read
+// issued after the one before it came back, and takes the first of them it
+// saw whole. Every earlier record of that one's writer was whole before it
+// was claimed, so it reads whole too: the holes before it that read open
+// belong to other writers.
+constexpr u32 kMaxHostHoles = 4;
+constexpr u64 kHoleAfterNs = 100000;
+// HostHolesPlan's answers besides a hole's index.
+constexpr u32 kPlanHead = kMaxHostHoles;      // the record at the head
+constexpr u32 kPlanNothing = kMaxHostHoles + 1;
+
+struct HostHoles {
+  u64 stall_at;     // the head at which a claimed record was last found not whole
+  u64 stall_since;  // since when
+  u64 pos[kMaxHostHoles];   // open holes, in ring order
+  u32 size[kMaxHostHoles];  // their size words (claims)
+  u32 count;
+  u64 head;   // hole mode: the head (past the holes)
+  u64 at;     // hole mode: where the record the next poll takes is (~0: none)
+  u32 which;  // hole mode: which that is (an index, kPlanHead or kPlanNothing)
+};
+// Warp 0's, in shared memory: lane 0 writes, then the warp meets.
+__shared__ HostHoles rk_host_holes;
+
+__device__ __forceinline__ void InitHostHoles() {
+  rk_host_holes.count = 0;
+  rk_host_holes.stall_at = ~u64{0};
+  rk_host_holes.stall_since = 0;
+}
+
+// How far the ring's units may be released: to the first open hole, or to
+// `head`.
+__device__ __forceinline__ u64 HostReleasePoint(u64 head) {
+  return rk_host_holes.count != 0 ? rk_host_holes.pos[0] : head;
+}
+
+// The record at `head` is claimed (size word `claim`) but not whole: notes
+// since when, and opens a hole once that is kHoleAfterNs ago and there is
+// room for one. Returns the units to move the head by (0: none). Warp 0.
+__device__ __noinline__ u32 NoteHostStall(u64 head, u32 claim, u64 now, u32 log2, u32 max_payload) {
+  HostHoles& s = rk_host_holes;
+  u32 skip = 0;
+  if (LaneId() == 0) {
+    if (s.stall_at != head) {
+      s.stall_at = head;
+      s.stall_since = now;
+    } else if (now - s.stall_since >= kHoleAfterNs && s.count < kMaxHostHoles) {
+      // A claim no producer makes (extent 0) opens nothing: the record is
+      // judged, and found corrupt, once whole.
+      const u32 extent = LlClaimExtent(claim, head, log2, max_payload);
+      if (extent != 0) {
+        s.pos[s.count] = head;
+        s.size[s.count] = claim;
+        ++s.count;
+        s.stall_at = ~u64{0};
+        s.head = head + extent;
+        s.at = ~u64{0};  // the next poll plans
+        skip = extent;
+      }
+    }
+  }
+  __syncwarp();
+  return __shfl_sync(0xFFFFFFFFu, skip, 0);
+}
+
+// Whether the record at `pos` whose size word reads `claim` is whole (a
+// word per lane per pass: hole mode is rare, its registers are not).
+__device__ __forceinline__ bool HostRecordWhole(const u64* slots, u32 log2, u64 pos, u32 claim) {
+  const u32 words = kLlHeaderWords + (claim == kLlSkipSize ? 0u : (claim + 3) / 4);
+  const u64* rslot = LlSlot(slots, kLlUnitWords, log2, pos);
+  const u32 flag = LlFlag(pos, log2);
+  bool ok = true;
+  for (u32 i = LaneId(); i < words; i += 32) ok = ok && LlWordFlag(LoadRelaxedSys(rslot + i)) == flag;
+  return __all_sync(0xFFFFFFFFu, ok);
+}
+
+// Hole mode, at the end of a poll: picks the record the next poll takes
+// (above) and sets rk_host_holes.at to its position (~0: none) and .which
+// to which it is; .head is the head, moved past a hole opened here, which
+// it returns. (The choice stays right until then: records only get whole.)
+// Warp 0.
+__device__ __noinline__ u64 HostHolesPlan(const u64* slots, u32 log2, u64 head, u64 now, u32 max_payload) {
+  const u32 lane = LaneId();
+  u64 claim_word = 0;
+  if (lane == 0) claim_word = LoadRelaxedSys(LlSlot(slots, kLlUnitWords, log2, head) + 1);
+  claim_word = __shfl_sync(0xFFFFFFFFu, claim_word, 0);
+  const bool claimed = LlWordFlag(claim_word) == LlFlag(head, log2);
+  u32 which = claimed && HostRecordWhole(slots, log2, head, LlData(claim_word)) ? kPlanHead : kPlanNothing;
+  // Each read of a hole is issued after the one before it came back.
+  __threadfence_system();
+  for (u32 j = rk_host_holes.count; j-- > 0;) {
+    if (HostRecordWhole(slots, log2, rk_host_holes.pos[j], rk_host_holes.size[j])) which = j;
+  }
+  u64 at = ~u64{0};
+  if (which < kPlanHead) {
+    at = rk_host_holes.pos[which];
+  } else if (which == kPlanHead) {
+    at = head;
+  } else if (claimed) {
+    head += NoteHostStall(head, LlData(claim_word), now, log2, max_payload);
+  }
+  __syncwarp();
+  if (lane == 0) {
+    rk_host_holes.which = which;
+    rk_host_holes.head = head;
+    rk_host_holes.at = at;
+  }
+  __syncwarp();
+  return head;
+}
+
+// Hole mode, after a poll that took `units` units of the record it planned
+// to: closes the hole, or moves the head past the record. Warp 0.
+__device__ __noinline__ void HostHolesTook(u32 units) {
+  if (LaneId() == 0 && units != 0) {
+    HostHoles& s = rk_host_holes;
+    if (s.which == kPlanHead) {
+      s.head += units;
+    } else if (s.which < kPlanHead) {
+      for (u32 j = s.which; j + 1 < s.count; ++j) {
+        s.pos[j] = s.pos[j + 1];
+        s.size[j] = s.size[j + 1];
+      }
+      --s.count;
+    }
+  }
+  __syncwarp();
+}
+
+// Polls the worker's host ring and delivers what is there, in order. Called
+// by the whole of warp 0. The ring holds variable-length records in units
+// (ll_ring.h); the window is read from the unit at the head. Returns the
+// records consumed.
+__device__ u32 ServeHostRing(WorkerThread& w, HostRing& ring, DirectSlot* slots, u64 now,
+                             const volatile u32* s_request) {
+  const SystemParams* sys = w.sys;
+  const u32 lane = LaneId();
+  if (ring.broken) return 0;
+  // Wide (2 KiB) while records keep coming, so that a backlog is taken
+  // several records per trip over the bus; otherwise the first 256 bytes,
+  // which come back sooner and hold a small record whole.
+  bool wide = ring.took_last != 0;
+  u32 limit = ~0u;
+  if (rk_host_holes.count != 0) {
+    // Hole mode: the one record the last poll's HostHolesPlan picked, read
+    // from where it is.
+    const u64 at = rk_host_holes.at;
+    if (at == ~u64{0}) {
+      ring.head = HostHolesPlan(ring.slots, ring.log2, ring.head, now, sys->max_payload);
+      return 0;
+    }
+    ring.head = at;
+    limit = 1;
+    wide = true;
+  }
+  Window win;
+  if (wide) {
+    LoadWindow(ring, &win);
+  } else {
+    // Quiet: the first kQuietWords words only, one 16-byte load from each
+    // of a few lanes — the whole of a small record, which is then taken
+    // from this read rather than a second trip over the bus.
+    LoadWindowStart(ring, &win);
+    const u32 flag = LlFlag(ring.head, ring.log2);
+    const bool begun = __shfl_sync(0xFFFFFFFFu, LlWordFlag(win.v[0][0]) == flag, 0);
+    // The size word is the record's claim, written before the rest.
+    const bool size_there = __shfl_sync(0xFFFFFFFFu, LlWordFlag(win.v[0][1]) == flag, 0);
+    const u32 size = __shfl_sync(0xFFFFFFFFu, LlData(win.v[0][1]), 0);
+    if (!begun) {
+      if (ring.released != ring.head) {
+        if (lane == 0) LlRelease(ring.hdr, ring.head);
+        ring.released = ring.head;
+      }
+      if (size_there) ring.head += NoteHostStall(ring.head, size, now, ring.log2, sys->max_payload);
+      return 0;
+    }
+    // A record too large for that (or whose size is not written yet: the
+    // loop below then finds it incomplete and the next poll reads again).
+    if (size_there && kLlHeaderWords + (size + 3) / 4 > kQuietWords) LoadWindow(ring, &win);
+  }
+  u32 units = 0;
+  bool waiting = false;
+  const u32 records = TakeRecords(w, ring, win, slots, now, s_request, limit, &units, &waiting);
+  if (limit == 1) {
+    HostHolesTook(units);
+    if (lane == 0 && records != 0) {
+      atomicAdd(&sys->shared->ingress_messages.value, static_cast<unsigned long long>(records));
+    }
+    if (records != 0) ring.last_record_ns = now;
+    const u64 release = HostReleasePoint(rk_host_holes.head);
+    if (ring.released != release) {
+      if (lane == 0) LlRelease(ring.hdr, release);
+      ring.released = release;
+    }
+    ring.head = rk_host_holes.count != 0
+                    ? HostHolesPlan(ring.slots, ring.log2, rk_host_holes.head, now, sys->max_payload)
+                    : rk_host_holes.head;
+    return records;
   }
   ring.took_last = units != 0;
   if (units != 0) {
@@ -840,9 +1073,19 @@ __device__ u32 ServeHostRing(WorkerThread& w, HostRing& ring, DirectSlot* slots,
       if (lane == 0) LlRelease(ring.hdr, ring.head);
       ring.released = ring.head;
     }
-  } else if (ring.released != ring.head) {
-    if (lane == 0) LlRelease(ring.hdr, ring.head);
-    ring.released = ring.head;
+  } else {
+    if (ring.released != ring.head) {
+      if (lane == 0) LlRelease(ring.hdr, ring.head);
+      ring.released = ring.head;
+    }
+    // The record at the head is not whole: if it is claimed, how long has
+    // it been (a hole may open)?
+    if (waiting) {
+      const u32 flag = LlFlag(ring.head, ring.log2);
+      const bool claimed = __shfl_sync(0xFFFFFFFFu, LlWordFlag(win.v[0][1]) == flag, 0);
+      const u32 claim = __shfl_sync(0xFFFFFFFFu, LlData(win.v[0][1]), 0);
+      if (claimed) ring.head += NoteHostStall(ring.head, claim, now, ring.log2, sys->max_payload);
+    }
   }
   return records;
 }
@@ -996,6 +1239,7 @@ __device__ void WorkerLoop(const SystemParams* sys, u32 worker, u8* smem) {
     s_out.log2 = r.log2;
     s_out.slot_words = sys->slot_words;
     RK_TRACE_ONLY(TraceInit(&s_out.trace, worker);)
+    InitHostHoles();
   }
   RK_TRACE_ONLY(TraceStageInit();)
   if (tid < kDirectSlots) {
@@ -1168,7 +1412,9 @@ __device__ void WorkerLoop(const SystemParams* sys, u32 worker, u8* smem) {
     ReleaseOwned(mine);
   }
   MarkRunning(w, 0);
-  if (warp == 0 && lane == 0 && ring.released != ring.head) LlRelease(ring.hdr, ring.head);
+  if (warp == 0 && lane == 0 && ring.released != HostReleasePoint(ring.head)) {
+    LlRelease(ring.hdr, HostReleasePoint(ring.head));
+  }
   if (tid == 0) {
     RK_TRACE_ONLY(TraceRefresh(sys, &s_out.trace);)
     StoreRelaxedGpu(&stats->iterations, iterations);
