@@ -66,7 +66,7 @@ case_limit() {  # binary
 }
 run_case() {  # limit binary case label [prefix...]
   local limit=$1 binary=$2 case=$3 label=$4; shift 4
-  local log="$out/${label}.log"
+  local log="$out/${label//\//_}.log"  # parameterised cases have '/' in their names
   local start=$(date +%s%N)
   timeout "$limit" "$@" "$binary" --gtest_filter="$case" > "$log" 2>&1
   local rc=$?

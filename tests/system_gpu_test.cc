@@ -35,6 +35,7 @@
 #include <cstdint>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -213,14 +214,15 @@ TEST_P(PausedWriterTest, AHostRecordIsTakenOnlyWholeAndAPausedWriterHoldsUpOnlyI
   ASSERT_NE(sys, nullptr);
   const ActorId mix = SpawnOrDie(*sys, "MixChecker", "mix");
   const ActorId other = SpawnOrDie(*sys, "Fragile", "other");
-  ActorId beside{};
-  for (int i = 0; i < 8 && beside.value == 0; ++i) {
+  std::optional<ActorId> found;
+  for (int i = 0; i < 8 && !found.has_value(); ++i) {
     const ActorId a = SpawnOrDie(*sys, "Fragile", "beside" + std::to_string(i));
-    if (internal::SystemAccess::WorkerOf(*sys, a) == internal::SystemAccess::WorkerOf(*sys, mix)) beside = a;
+    if (internal::SystemAccess::WorkerOf(*sys, a) == internal::SystemAccess::WorkerOf(*sys, mix)) found = a;
   }
   ASSERT_NE(internal::SystemAccess::WorkerOf(*sys, mix), internal::SystemAccess::WorkerOf(*sys, other))
       << "the test needs an actor on another worker";
-  ASSERT_NE(beside.value, 0u) << "the test needs another actor on mix's worker";
+  ASSERT_TRUE(found.has_value()) << "the test needs another actor on mix's worker";
+  const ActorId beside = *found;
   auto large = [](int n) {
     Large m{};
     m.n = n;
