@@ -829,11 +829,12 @@ TEST_F(SystemGpuTest, RepliesTheBackgroundReaderTakesStillReachTheirAsks) {
       if (sys->Send(dead, Poke{0}, absl::Now() + absl::Seconds(5)).ok()) letters.fetch_add(1);
     }
   });
-  // Each Ask's message waits behind the flood in the ring to the worker.
+  // Each Ask's message waits behind the flood in the ring to the worker
+  // (a ring of dead letters, each slowed down a lot by racecheck).
   const int kAsks = ::rk::testing::Scaled(200);
   int answered = 0;
   for (int i = 1; i <= kAsks; ++i) {
-    absl::StatusOr<Poked> p = sys->Ask<Poked>(live, Poke{0}, kAsk);
+    absl::StatusOr<Poked> p = sys->Ask<Poked>(live, Poke{0}, kAsk * ::rk::testing::SlowFactor());
     if (!p.ok()) {
       ADD_FAILURE() << "ask " << i << ": " << p.status();
       break;
