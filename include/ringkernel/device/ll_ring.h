@@ -95,6 +95,28 @@ RK_HOST_DEVICE constexpr u32 LlSkipBefore(u64 pos, u32 units, u32 capacity_log2)
   return offset + units > capacity ? static_cast<u32>(capacity - offset) : 0u;
 }
 
+// For producers that found the ring full by their cached copy `*h` of the
+// consumer's `head`: reads `head` again. False if it has not moved (the ring
+// is full); else *h is the fresh head, and `cached_head` is raised to it
+// (never lowered: another producer may have raised it further).
+template <class Scope = GpuScope>
+RK_HOST_DEVICE RK_FORCEINLINE bool LlRefreshCachedHead(u64* cached_head, const u64* head, u64* h) {
+  // Acquire pairs with the consumer's release: it has finished reading the
+  // slots before they are written again.
+  const u64 fresh = LoadAcquireSys(head);
+  if (fresh == *h) return false;
+  // A release, so that producers that acquire the cache inherit this
+  // producer's synchronisation with the consumer.
+  u64 seen = *h;
+  while (static_cast<i64>(fresh - seen) > 0) {
+    const u64 prev = Scope::CasAcqRel(cached_head, seen, fresh);
+    if (prev == seen) break;
+    seen = prev;
+  }
+  *h = fresh;
+  return true;
+}
+
 // Reserves `units` consecutive positions that do not wrap, and before them
 // the skip to the ring's end that this takes, if any, with one
 // compare-and-swap. `tail` is the producers' shared counter and
@@ -122,20 +144,7 @@ RK_HOST_DEVICE inline bool LlTryReserveUnits(u64* tail, u64* cached_head, const 
     const u32 pad = LlSkipBefore(t, units, capacity_log2);
     const u64 need = u64{pad} + units;
     if (t - h + need > capacity) {
-      if (head == nullptr) return false;
-      // Acquire pairs with the consumer's release: it has finished reading
-      // the slots before we overwrite them.
-      const u64 fresh = LoadAcquireSys(head);
-      if (fresh == h) return false;
-      // Keep the cache monotonic; a release so that other producers that
-      // acquire it inherit our synchronisation with the consumer.
-      u64 seen = h;
-      while (static_cast<i64>(fresh - seen) > 0) {
-        const u64 prev = Scope::CasAcqRel(cached_head, seen, fresh);
-        if (prev == seen) break;
-        seen = prev;
-      }
-      h = fresh;
+      if (head == nullptr || !LlRefreshCachedHead<Scope>(cached_head, head, &h)) return false;
       continue;
     }
     const u64 seen = Scope::Cas(tail, t, t + need);
@@ -371,15 +380,7 @@ inline bool LlTryClaimUnits(u64* slots, u32 capacity_log2, u32 max_payload, u64*
     if (static_cast<i64>(t - h) < 0) t = h;
     const u32 pad = LlSkipBefore(t, units, capacity_log2);
     if (t - h + pad + units > capacity) {
-      // Acquire pairs with the consumer's release: it has finished with the
-      // units before they are claimed again.
-      const u64 fresh = __atomic_load_n(head, __ATOMIC_ACQUIRE);
-      if (fresh == h) return false;
-      u64 seen = h;
-      while (static_cast<i64>(fresh - seen) > 0 &&
-             !__atomic_compare_exchange_n(cached_head, &seen, fresh, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-      }
-      h = fresh;
+      if (!LlRefreshCachedHead(cached_head, head, &h)) return false;
       continue;
     }
     u64* size_word = LlSlot(slots, kLlUnitWords, capacity_log2, t) + 1;

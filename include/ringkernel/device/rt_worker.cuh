@@ -494,14 +494,21 @@ __device__ __forceinline__ bool WindowComplete(const HostRing& ring, const Windo
 }
 
 // Whether words [from, to) of the record at `rslot` all carry `rflag`
-// (warp-wide: each lane checks a pair of words per pass).
+// (warp-wide: each lane checks kPerLane words per pass, 2 (a 16-byte load)
+// where the words are on the hot path, 1 where registers matter more).
+template <u32 kPerLane = 2>
 __device__ __forceinline__ bool HostWordsWritten(const u64* rslot, u32 rflag, u32 from, u32 to) {
+  static_assert(kPerLane == 1 || kPerLane == 2, "one word or a pair per lane");
   bool ok = true;
-  for (u32 at = from; at < to; at += 64) {
-    const u32 i = at + 2 * LaneId();
-    u64 a = 0, b = 0;
-    if (i < to) LoadRelaxedSysPair(rslot + i, &a, &b);
-    ok = ok && (i >= to || LlWordFlag(a) == rflag) && (i + 1 >= to || LlWordFlag(b) == rflag);
+  if constexpr (kPerLane == 2) {
+    for (u32 at = from; at < to; at += 64) {
+      const u32 i = at + 2 * LaneId();
+      u64 a = 0, b = 0;
+      if (i < to) LoadRelaxedSysPair(rslot + i, &a, &b);
+      ok = ok && (i >= to || LlWordFlag(a) == rflag) && (i + 1 >= to || LlWordFlag(b) == rflag);
+    }
+  } else {
+    for (u32 i = from + LaneId(); i < to; i += 32) ok = ok && LlWordFlag(LoadRelaxedSys(rslot + i)) == rflag;
   }
   return __all_sync(0xFFFFFFFFu, ok);
 }
@@ -932,11 +939,7 @@ __device__ __noinline__ u32 NoteHostStall(u64 head, u32 claim, u64 now, u32 log2
 // word per lane per pass: hole mode is rare, its registers are not).
 __device__ __forceinline__ bool HostRecordWhole(const u64* slots, u32 log2, u64 pos, u32 claim) {
   const u32 words = kLlHeaderWords + (claim == kLlSkipSize ? 0u : (claim + 3) / 4);
-  const u64* rslot = LlSlot(slots, kLlUnitWords, log2, pos);
-  const u32 flag = LlFlag(pos, log2);
-  bool ok = true;
-  for (u32 i = LaneId(); i < words; i += 32) ok = ok && LlWordFlag(LoadRelaxedSys(rslot + i)) == flag;
-  return __all_sync(0xFFFFFFFFu, ok);
+  return HostWordsWritten<1>(LlSlot(slots, kLlUnitWords, log2, pos), LlFlag(pos, log2), 0, words);
 }
 
 // Hole mode, at the end of a poll: picks the record the next poll takes
