@@ -333,6 +333,10 @@ absl::Status SystemImpl::Init() {
   p.flush_interval_ns = static_cast<u64>(std::max<int64_t>(absl::ToInt64Nanoseconds(o.flush_interval), 10000));
   p.ingress_full_timeout_ns = static_cast<u64>(std::max<int64_t>(absl::ToInt64Nanoseconds(o.ingress_full_timeout), 0));
   p.track_running = o.track_running ? 1 : 0;
+  // For tools that do not follow the tensor memory accelerator's copies
+  // (compute-sanitizer's racecheck and initcheck): the senders copy.
+  const char* no_bulk = std::getenv("RINGKERNEL_NO_BULK_COPY");
+  p.no_bulk_copy = no_bulk != nullptr && *no_bulk != '\0' && std::strcmp(no_bulk, "0") != 0 ? 1 : 0;
   RK_RETURN_IF_ERROR(InitTrace());
   std::memcpy(table_image.data(), &p, sizeof(p));
   RK_RETURN_IF_ERROR(tables_->UploadAsync(*copy_stream_, table_image.data(), table_image.size(), 0));

@@ -50,6 +50,7 @@
 #define RINGKERNEL_DEVICE_MAILBOX_H_
 
 #include "ringkernel/device/atomics.h"
+#include "ringkernel/device/bulk_copy.h"
 #include "ringkernel/device/config.h"
 #include "ringkernel/device/ll_ring.h"
 
@@ -302,8 +303,14 @@ RK_HOST_DEVICE inline void MailboxWrite(u64* slot, u32 inline_words, u32 flag, M
   const u32 words = (h.size + 3) / 4;
   if (words > inline_words) {
     // Plain area, then a release fence, then the header: the owner's acquire
-    // after it sees the header makes the payload visible.
-    MailboxCopyPlain(MailboxPlain(slot, inline_words), bytes, h.size);
+    // after it sees the header makes the payload visible. On sm_90 the
+    // tensor memory accelerator copies what it can (bulk_copy.h).
+    u8* plain = MailboxPlain(slot, inline_words);
+    u32 done = 0;
+#if RK_BULK_COPY
+    done = BulkCopy(plain, bytes, h.size);
+#endif
+    MailboxCopyPlain(plain + done, bytes + done, h.size - done);
     FenceGpu();
     h.flags |= kMailPlain;
   } else if ((reinterpret_cast<u64>(bytes) & 3) == 0) {

@@ -1243,6 +1243,9 @@ __device__ void WorkerLoop(const SystemParams* sys, u32 worker, u8* smem) {
     s_out.slot_words = sys->slot_words;
     RK_TRACE_ONLY(TraceInit(&s_out.trace, worker);)
     InitHostHoles();
+#if RK_BULK_COPY
+    BulkStageInit(sys->no_bulk_copy);
+#endif
   }
   RK_TRACE_ONLY(TraceStageInit();)
   if (tid < kDirectSlots) {

@@ -223,7 +223,9 @@ struct SystemParams {
   // records in mapped memory: null unless the program records one.
   u8* trace;
   u32 trace_log2;
-  u32 trace_pad;
+  // 1: large payloads are copied by the sending thread, never by the
+  // tensor memory accelerator (bulk_copy.h; RINGKERNEL_NO_BULK_COPY).
+  u32 no_bulk_copy;
   // The handler-time histograms (handler_times.h), max_actors rows of
   // kHandlerTimeBuckets counts: counted in device memory, copied to mapped
   // memory by the monitor. Null unless the program records a timeline.

@@ -212,6 +212,7 @@ struct RK_ACTOR Looper {
 // ones go through the mailbox; their sizes make the host ring wrap with skips.
 struct Little { int n; unsigned char bytes[20]; };
 struct Large { int n; int len; unsigned char bytes[400]; };
+struct Huge { int n; int len; unsigned char bytes[4088]; };  // 4096 bytes
 struct MixQuery { int unused; };
 struct MixReport { long long received; long long out_of_order; long long bad_bytes; int last; };
 struct RK_ACTOR MixChecker {
@@ -230,6 +231,7 @@ struct RK_ACTOR MixChecker {
   }
   RK_HANDLER void on(const Little& m, rk::Ctx& ctx) { Check(m.n, m.bytes, 20); }
   RK_HANDLER void on(const Large& m, rk::Ctx& ctx) { Check(m.n, m.bytes, m.len > 400 ? 400 : m.len); }
+  RK_HANDLER void on(const Huge& m, rk::Ctx& ctx) { Check(m.n, m.bytes, m.len > 4088 ? 4088 : m.len); }
   RK_HANDLER void on(const MixQuery& q, rk::Ctx& ctx) {
     ctx.reply(MixReport{received, out_of_order, bad_bytes, last});
   }
@@ -330,5 +332,56 @@ struct RK_ACTOR Scatterer {
     if (ctx.rank() == 1) {
       for (int i = 0; i < s.count; ++i) ctx.send(s.to, Drop{i});
     }
+  }
+};
+
+// ---- Large payloads between actors, in MixChecker's numbering: from the
+// sender's state (device memory, which the tensor memory accelerator copies
+// on sm_90, bulk_copy.h) and from its stack (which it cannot: copied by the
+// thread), with ctx.retry_later on kFull. ----
+struct SendLarge { rk::ActorId to; int count; };
+struct LargeSent { int sent; int retries; };
+struct RK_ACTOR LargeSender {
+  Huge huge;  // first: the state's start is 16-byte aligned
+  Large large;
+  int started;
+  rk::ActorId to;
+  int count;
+  int next;
+  int retries;
+  template <class M>
+  __device__ static void Fill(M& m, int n, int cap) {
+    m.n = n;
+    m.len = (n * 37) % (cap + 1);
+    for (int i = 0; i < cap; ++i) m.bytes[i] = static_cast<unsigned char>(n * 7 + i);
+  }
+  RK_HANDLER void on(const SendLarge& p, rk::Ctx& ctx) {
+    if (!started) {
+      started = 1;
+      to = p.to;
+      count = p.count;
+    }
+    while (next < count) {
+      const int n = next + 1;
+      rk::SendStatus s;
+      if (n % 3 == 0) {
+        Fill(huge, n, 4088);
+        s = ctx.send(to, huge);
+      } else if (n % 3 == 1) {
+        Fill(large, n, 400);
+        s = ctx.send(to, large);
+      } else {
+        Large local;
+        Fill(local, n, 400);
+        s = ctx.send(to, local);
+      }
+      if (s == rk::SendStatus::kFull) {
+        ++retries;
+        ctx.retry_later();
+        return;
+      }
+      ++next;
+    }
+    ctx.send(rk::host(), LargeSent{next, retries});
   }
 };
