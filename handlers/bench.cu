@@ -293,8 +293,8 @@ struct RK_ACTOR Drain {
     // is a multiple of 16.
     const uint4* v = reinterpret_cast<const uint4*>(&p);
     unsigned long long x = 0;
-    // 16 loads in flight: one at a time, a 4 KiB payload would take 256
-    // trips to memory.
+    // 16 loads in flight: the 4 KiB stream was bound by these reads
+    // (bench/NOTES.md, session 12).
 #pragma unroll 16
     for (unsigned i = 0; i < sizeof(P) / 16; ++i) {
       const uint4 q = v[i];
