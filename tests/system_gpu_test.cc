@@ -33,11 +33,11 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <iostream>
 #include <map>
 #include <optional>
 #include <set>
-#include <cstdlib>
 #include <string>
 #include <thread>
 #include <vector>
