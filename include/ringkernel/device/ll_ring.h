@@ -410,11 +410,13 @@ inline bool LlTryClaimUnits(u64* slots, u32 capacity_log2, u32 max_payload, u64*
       t += pad;
       continue;
     }
-    // Forward only, and once: a hint left behind is passed over by the
-    // next producer's walk.
-    u64 expected = start;
-    if (static_cast<i64>(t + units - start) > 0) {
-      __atomic_compare_exchange_n(hint, &expected, t + units, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+    // Forward, with a plain store: no locked instruction (on x86 one waits
+    // for the previous record's stores to leave the store buffer). Two
+    // producers storing at once may leave the hint behind the later claim;
+    // a hint left behind is passed over by the next producer's walk, and it
+    // is never past a claim that was made.
+    if (static_cast<i64>(t + units - __atomic_load_n(hint, __ATOMIC_RELAXED)) > 0) {
+      __atomic_store_n(hint, t + units, __ATOMIC_RELAXED);
     }
     *pos = t;
     return true;
