@@ -377,9 +377,15 @@ absl::Status SystemImpl::Init() {
   return absl::OkStatus();
 }
 
+bool SystemImpl::RingBackHasRecord(uint32_t w) const {
+  const u32 log2 = params_.worker_out_log2;
+  const u64 head = out_heads_[w].load(std::memory_order_relaxed);
+  const u64* slot = LlSlot(RingSlots(WorkerOut(w)), params_.slot_words, log2, head);
+  return LlWordFlag(LoadRelaxedSys(slot)) == LlFlag(head, log2);
+}
+
 void SystemImpl::ReaderLoop() {
   auto sleep = kReaderBusySleep;
-  const u32 log2 = params_.worker_out_log2;
   while (!reader_stop_.load(std::memory_order_acquire)) {
     bool found = false;
     for (uint32_t w = 0; w < params_.num_workers; ++w) {
@@ -388,9 +394,7 @@ void SystemImpl::ReaderLoop() {
       // A ring an Ask is polling is that Ask's to drain: the reader would
       // only contend with it for out_mu_ (an Ask polls it continuously).
       if (asks_waiting_[w].load(std::memory_order_relaxed) != 0) continue;
-      const u64 head = out_heads_[w].load(std::memory_order_relaxed);
-      const u64* slot = LlSlot(RingSlots(WorkerOut(w)), params_.slot_words, log2, head);
-      if (LlWordFlag(LoadRelaxedSys(slot)) != LlFlag(head, log2)) continue;
+      if (!RingBackHasRecord(w)) continue;
       absl::MutexLock lock(&out_mu_);
       found = DrainRingLocked(w) != 0 || found;
     }
@@ -728,6 +732,7 @@ void SystemImpl::SortLocked(const LlHeader& h) {
       if (it != pending_.end() && !it->second.done) {
         it->second.done = true;
         it->second.reply = std::move(m);
+        answers_.fetch_add(1, std::memory_order_release);
       } else {
         ++late_replies_;
       }
@@ -749,6 +754,7 @@ void SystemImpl::SortLocked(const LlHeader& h) {
         it->second.done = true;
         it->second.error = absl::FailedPreconditionError(absl::StrCat(
             "the '", d.type, "' sent to actor '", d.to_name, "' was dead-lettered: ", DeadLetterReasonName(reason)));
+        answers_.fetch_add(1, std::memory_order_release);
         return;
       }
     }
@@ -769,6 +775,7 @@ void SystemImpl::SortLocked(const LlHeader& h) {
     f.code = static_cast<uint32_t>(h.correlation);
     f.sender = ActorId{h.peer};
     failures_.push_back(f);
+    answers_.fetch_add(1, std::memory_order_release);
   }
 }
 
@@ -1081,8 +1088,15 @@ absl::StatusOr<Message> SystemImpl::AskUntraced(ActorId to, uint32_t type_id, co
     ~Done() { n.fetch_sub(1, std::memory_order_relaxed); }
   } polling{asks_waiting_[reply_worker]};
   uint32_t spins = 0;
+  uint64_t answers_seen = answers_.load(std::memory_order_acquire);
   for (;;) {
-    {
+    // The lock only when there is something to look at: a record in the
+    // ring back, or an answer another thread's drain sorted since the last
+    // look (and every 64th spin, as a matter of course). Polling under the
+    // lock kept each spin at a lock, a drain and a map lookup.
+    const uint64_t answers = answers_.load(std::memory_order_acquire);
+    if (spins == 0 || answers != answers_seen || (spins & 63) == 63 || RingBackHasRecord(reply_worker)) {
+      answers_seen = answers;
       absl::MutexLock lock(&out_mu_);
       DrainRingLocked(reply_worker);
       auto it = pending_.find(correlation);

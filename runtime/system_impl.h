@@ -193,6 +193,9 @@ class SystemImpl {
   void DrainLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(out_mu_);
   // Drains the ring back from one worker; returns the records taken.
   uint64_t DrainRingLocked(uint32_t worker) ABSL_EXCLUSIVE_LOCKS_REQUIRED(out_mu_);
+  // Whether the ring back from worker `w` has a record at the host's next
+  // position (a look without out_mu_).
+  bool RingBackHasRecord(uint32_t w) const;
   // Whether a record read from a ring back stays there for now: a message
   // for the inbox while it holds host_inbox_capacity (not once Stop began).
   bool HoldBackLocked(const LlHeader& h) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(out_mu_);
@@ -309,6 +312,10 @@ class SystemImpl {
   // Asks polling each ring back: the background reader leaves those rings
   // to them.
   std::unique_ptr<std::atomic<uint32_t>[]> asks_waiting_;
+  // Bumped each time a drain answers a pending Ask or records a failure: a
+  // waiting Ask takes out_mu_ to look only when this moved or its ring back
+  // has a record.
+  std::atomic<uint64_t> answers_{0};
   std::string out_buffer_ ABSL_GUARDED_BY(out_mu_);
   std::deque<Message> inbox_ ABSL_GUARDED_BY(out_mu_);
   std::vector<DeadLetter> dead_letters_ ABSL_GUARDED_BY(out_mu_);
