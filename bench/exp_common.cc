@@ -13,6 +13,7 @@
 #include "jit/nvrtc_compiler.h"
 #include "ringkernel/status_macros.h"
 #include "runtime/module.h"
+#include "runtime/system_access.h"
 
 namespace rk::bench {
 
@@ -95,8 +96,39 @@ absl::StatusOr<Message> ReceiveType(System& sys, const std::string& type, absl::
       absl::StrCat("no '", type, "' reached the host within ", absl::FormatDuration(timeout), extra));
 }
 
+// A measurement build of the program (-D RK_OWNER_CYCLES, rt_base.cuh)
+// counts where each owner thread's cycles go; after Stop, each actor that
+// took messages gets a line. Other builds have no such global: nothing.
+void PrintOwnerCycles(System& sys, const std::string& what) {
+  constexpr size_t kActors = 1024, kPer = 32;
+  std::vector<uint64_t> c(kActors * kPer);
+  if (!rk::internal::SystemAccess::ReadDeviceGlobal(sys, "rk_owner_cycles", c.data(), c.size() * sizeof(uint64_t))
+           .ok()) {
+    return;
+  }
+  for (size_t a = 0; a < kActors; ++a) {
+    const uint64_t* v = &c[a * kPer];
+    const uint64_t taken = v[0], direct = v[7];
+    if (taken == 0 && direct == 0) continue;
+    const std::string name = sys.NameOf(ActorId{static_cast<uint32_t>(a)}).value_or("?");
+    auto per = [](uint64_t cycles, uint64_t n) { return n == 0 ? 0.0 : static_cast<double>(cycles) / n; };
+    const uint64_t calls = taken + direct;
+    std::printf(
+        "owner_cycles %s actor=%zu %s: taken %llu (take %.0f, handle %.0f, after %.0f cycles each); empty polls %llu "
+        "(%.0f each); hand-overs %llu (copy %.0f, handle %.0f each; ServeDirect %.0f per message); per handled "
+        "message: HandleOne before the call %.0f, the call %.0f = entry %.0f + dispatch and handler %.0f + exit %.0f; "
+        "serve calls %llu; after one that took messages, the loop until the next %.0f (%llu times)\n",
+        what.c_str(), a, name.c_str(), static_cast<unsigned long long>(taken), per(v[1], taken), per(v[2], taken),
+        per(v[4], taken), static_cast<unsigned long long>(v[5]), per(v[6], v[5]), static_cast<unsigned long long>(direct),
+        per(v[8], direct), per(v[9], direct), per(v[16], direct), per(v[15], calls), per(v[3], calls),
+        per(v[12], calls), per(v[13], calls), per(v[14], calls), static_cast<unsigned long long>(v[10]),
+        per(v[11], v[17]), static_cast<unsigned long long>(v[17]));
+  }
+}
+
 absl::Status StopCleanly(System& sys, const std::string& what) {
   RK_ASSIGN_OR_RETURN(StopReport r, sys.Stop(absl::Seconds(10)));
+  PrintOwnerCycles(sys, what);
   if (!r.drained || r.unhandled != 0 || !r.dead_letters.empty() || !r.failures.empty() ||
       r.dead_letters_dropped != 0 || r.failures_dropped != 0 || r.reports_lost != 0) {
     return absl::InternalError(absl::StrCat(what, ": the system did not stop cleanly: ", r.ToString()));

@@ -144,6 +144,9 @@ absl::StatusOr<Message> ReceiveType(System& sys, const std::string& type, absl::
 
 // Stops `sys` and returns an error if the stop did not drain or left
 // messages unhandled (a benchmark that loses messages measured nothing).
+// After Stop, with a measurement build of the program (-D RK_OWNER_CYCLES):
+// where each actor's owner thread spent its cycles, one line per actor.
+void PrintOwnerCycles(System& sys, const std::string& what);
 absl::Status StopCleanly(System& sys, const std::string& what);
 
 // Compiles `source` (CUDA C++ with extern "C" kernels, no includes) with

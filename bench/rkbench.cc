@@ -290,6 +290,7 @@ absl::Status K2kHop(Runtime& runtime, const Program& program, Recorder& rec, con
   RK_ASSIGN_OR_RETURN(std::unique_ptr<System> sys, runtime.Start(program, BaseSystemOptions(o)));
   RK_RETURN_IF_ERROR(TimeRally(*sys, rec, o, exp, ""));
   RK_RETURN_IF_ERROR(sys->Stop().status());
+  PrintOwnerCycles(*sys, exp);
   return absl::OkStatus();
 }
 

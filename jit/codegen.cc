@@ -72,6 +72,9 @@ class Writer {
 // Messages up to this size are copied into registers before their thread
 // handler runs.
 constexpr uint64_t kRegisterMessageBytes = 64;
+// The largest table of handler kinds (bytes) generated into constant memory;
+// a larger program dispatches HandlerKindOf by a switch.
+constexpr uint64_t kHandlerKindTableMaxBytes = 16384;
 
 absl::StatusOr<GeneratedUnit> GenerateUnit(const HandlerModel& model, const BuildOptions& options) {
   GeneratedUnit unit;
@@ -122,6 +125,14 @@ absl::StatusOr<GeneratedUnit> GenerateUnit(const HandlerModel& model, const Buil
   w.Line("namespace rk {");
   w.Line("namespace detail {");
   w.Line();
+  // Which kind of handler (0 none, 1 thread, 2 block) an actor type has for
+  // a message type. HandlerKindOf is a switch: at a send site the message
+  // type is a constant and the switch folds to a test or two on the actor
+  // type. HandlerKindFast answers for a message type known only at run time
+  // (every message taken from a mailbox) with one load from a table in
+  // constant memory, one byte per pair, where a switch took a chain of
+  // branches; a program too large for a small table uses the switch there
+  // too.
   w.Line("__device__ u32 HandlerKindOf(u32 actor_type, u32 message_type) {");
   w.Line("  switch (actor_type) {");
   for (const ActorInfo& a : model.actors) {
@@ -136,6 +147,38 @@ absl::StatusOr<GeneratedUnit> GenerateUnit(const HandlerModel& model, const Buil
   w.Line("  }");
   w.Line("  return 0u;");
   w.Line("}");
+  uint32_t message_count = 1;  // ids start at 1
+  for (const RecordLayout& r : model.records) {
+    if (r.is_message()) message_count = std::max<uint32_t>(message_count, r.message_id + 1);
+  }
+  uint32_t actor_count = 0;
+  for (const ActorInfo& a : model.actors) actor_count = std::max<uint32_t>(actor_count, a.type_id + 1);
+  const uint64_t table_bytes = uint64_t{actor_count} * message_count;
+  if (actor_count != 0 && table_bytes <= kHandlerKindTableMaxBytes) {
+    std::vector<uint8_t> kinds(table_bytes, 0);
+    for (const ActorInfo& a : model.actors) {
+      for (const HandlerInfo& h : a.handlers) {
+        kinds[uint64_t{a.type_id} * message_count + h.message_id] = h.kind == HandlerKind::kBlock ? 2 : 1;
+      }
+    }
+    w.Line(absl::StrCat("__constant__ unsigned char rk_handler_kinds[", table_bytes, "] = {"));
+    for (uint32_t a = 0; a < actor_count; ++a) {
+      std::string row = "    ";
+      for (uint32_t m = 0; m < message_count; ++m) {
+        absl::StrAppend(&row, static_cast<int>(kinds[uint64_t{a} * message_count + m]), ",");
+      }
+      w.Line(row);
+    }
+    w.Line("};");
+    w.Line("__device__ __forceinline__ u32 HandlerKindFast(u32 actor_type, u32 message_type) {");
+    w.Line(absl::StrCat("  return actor_type < ", actor_count, "u && message_type < ", message_count,
+                        "u ? rk_handler_kinds[actor_type * ", message_count, "u + message_type] : 0u;"));
+    w.Line("}");
+  } else {
+    w.Line("__device__ __forceinline__ u32 HandlerKindFast(u32 actor_type, u32 message_type) {");
+    w.Line("  return HandlerKindOf(actor_type, message_type);");
+    w.Line("}");
+  }
   w.Line();
 
   // Thread handlers: the dispatch is inlined into RunThreadHandler, whose

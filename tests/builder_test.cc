@@ -163,6 +163,13 @@ TEST(DiagnosticBuildTest, TheBenchProgramBuildsWithAskStampsAndExportsTheirTable
   ExpectDiagnosticBuild(::rk::testing::SourceDir() + "/handlers/bench.cu", "RK_ASK_STAMPS=1", {"rk_ask_stamps"});
 }
 
+// The measurement build that counts where each owner thread's cycles go
+// (rkbench prints them after each system's Stop): it compiles, and its cubin
+// has the table rkbench reads.
+TEST(DiagnosticBuildTest, TheBenchProgramBuildsWithOwnerCyclesAndExportsTheirTable) {
+  ExpectDiagnosticBuild(::rk::testing::SourceDir() + "/handlers/bench.cu", "RK_OWNER_CYCLES=1", {"rk_owner_cycles"});
+}
+
 // The diagnostic build that logs each step of every host message's delivery
 // (RK_ORDER_TRACE), which the fault tests read back when an actor's input
 // comes out of order.

@@ -137,6 +137,40 @@ TEST(CodegenTest, UnitDeclaresIdsBeforeFragmentsAndDispatchesEveryHandler) {
   EXPECT_EQ(embedded, EmbeddedDeviceHeaders().size());
 }
 
+// Which kind of handler an actor type has for a message type known only at
+// run time (HandlerKindFast) is a table in constant memory: one byte per
+// pair (0 none, 1 thread, 2 block), indexed by actor type and message id;
+// ids outside it answer 0. HandlerKindOf stays a switch (a send's message
+// type is a constant, which folds it).
+TEST(CodegenTest, HandlerKindsAreATableInConstantMemory) {
+  absl::StatusOr<GeneratedUnit> unit = GenerateUnit(BankModel(), BuildOptions{});
+  ASSERT_TRUE(unit.ok()) << unit.status();
+  const std::string& s = unit->source;
+  // Bank (type 0): Deposit (3) and Query (4) by thread; Summer (type 1):
+  // Chunk (2) by block. Five ids (0 is no message).
+  EXPECT_THAT(s, HasSubstr("__constant__ unsigned char rk_handler_kinds[10] = {\n    0,0,0,1,1,\n    0,0,2,0,0,\n};"))
+      << s;
+  EXPECT_THAT(s, HasSubstr("__device__ __forceinline__ u32 HandlerKindFast(u32 actor_type, u32 message_type) {\n  "
+                           "return actor_type < 2u && message_type < 5u ? rk_handler_kinds[actor_type * 5u + "
+                           "message_type] : 0u;"));
+  EXPECT_THAT(s, HasSubstr("      switch (message_type) {\n        case 3: return 1u;\n        case 4: return 1u;"));
+}
+
+// A program whose table would be large answers by the switch.
+TEST(CodegenTest, HandlerKindsOfALargeProgramAreASwitch) {
+  HandlerModel m = BankModel();
+  m.records.back().message_id = 20000;  // Query: 2 actor types x 20001 ids
+  m.actors[0].handlers.back().message_id = 20000;
+  absl::StatusOr<GeneratedUnit> unit = GenerateUnit(m, BuildOptions{});
+  ASSERT_TRUE(unit.ok()) << unit.status();
+  const std::string& s = unit->source;
+  EXPECT_THAT(s, Not(HasSubstr("rk_handler_kinds")));
+  EXPECT_THAT(s, HasSubstr("      switch (message_type) {\n        case 3: return 1u;\n        case 20000: return 1u;"));
+  EXPECT_THAT(s, HasSubstr("        case 2: return 2u;"));
+  EXPECT_THAT(s, HasSubstr("__device__ __forceinline__ u32 HandlerKindFast(u32 actor_type, u32 message_type) {\n  "
+                           "return HandlerKindOf(actor_type, message_type);"));
+}
+
 TEST(CodegenTest, RejectsNamesThatAreNotQualifiedIdentifiers) {
   HandlerModel m = BankModel();
   m.records[0].name = "Bal ance";

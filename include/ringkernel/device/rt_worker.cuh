@@ -252,14 +252,20 @@ __device__ __noinline__ HandlerOutcome RunThreadHandler(const SystemParams* sys,
                                                         SendCache* sends, ActorSlot* slot, void* state,
                                                         u32 actor_type, u32 self, u32 msg_type, u32 sender,
                                                         u64 correlation, u64 hlc, const void* payload) {
+  RK_OC_ONLY(const long long oc0 = clock64();)
   RK_ASK_STAMP(correlation, kStampCallIn, GlobalTimerNs());
   Ctx ctx;
   CtxData& d = ctx.d_;
   FillCtx(d, sys, slot, nullptr, out, *sends, correlation, hlc, self, sender, worker, 0);
   RK_ASK_STAMP(correlation, kStampHandlerIn, GlobalTimerNs());
+  RK_OC_ONLY(const long long oc1 = clock64();)
   DispatchThread(actor_type, state, msg_type, payload, ctx);
+  RK_OC_ONLY(const long long oc2 = clock64();)
   RK_ASK_STAMP(correlation, kStampHandlerOut, GlobalTimerNs());
   *sends = d.cache;
+  RK_OC_ADD(self, kOcCallPre, oc1 - oc0);
+  RK_OC_ADD(self, kOcDispatch, oc2 - oc1);
+  RK_OC_ADD(self, kOcCallPost, clock64() - oc2);
   return OutcomeOf(d);
 }
 
@@ -287,6 +293,7 @@ enum class Handled : u32 { kDone = 0, kNeedsBlock = 1, kRetry = 2 };
 // poller checked), so the handler table is not consulted.
 template <bool kThread = false>
 __device__ Handled HandleOne(WorkerThread& w, OwnedActor& o, const MailRecord& r) {
+  RK_OC_ONLY(const long long oc_in = clock64();)
   const SystemParams* sys = w.sys;
   if (r.h.flags & kMailVoid) return Handled::kDone;
   if (o.failed) {
@@ -296,7 +303,7 @@ __device__ Handled HandleOne(WorkerThread& w, OwnedActor& o, const MailRecord& r
     ++o.dead_lettered;
     return Handled::kDone;
   }
-  const u32 kind = kThread ? 1u : HandlerKindOf(o.type, r.h.type);
+  const u32 kind = kThread ? 1u : HandlerKindFast(o.type, r.h.type);
   if (kind == 2) return Handled::kNeedsBlock;
   if (kind == 0) {
     DeadLetter(sys, WorkerOutRing(sys, w.worker, w.out), DeadLetterReason::kNoHandler, o.index, r.h, r.payload);
@@ -310,8 +317,11 @@ __device__ Handled HandleOne(WorkerThread& w, OwnedActor& o, const MailRecord& r
   const u64 begin_ns = GlobalTimerNs();
   RK_TRACE_ONLY(const u64 trace_begin = TraceOn(&w.out->trace) ? begin_ns : 0;)
   const u64 hlc = HlcMerge(o.hlc, r.h.hlc, begin_ns);
+  RK_OC_ONLY(const long long oc_call = clock64();)
+  RK_OC_ADD(o.index, kOcPreCall, oc_call - oc_in);
   const HandlerOutcome out = RunThreadHandler(sys, w.worker, w.out, w.sends, o.slot, o.state, o.type, o.index,
                                               r.h.type, r.h.sender, r.h.correlation, hlc, r.payload);
+  RK_OC_ADD(o.index, kOcCall, clock64() - oc_call);
   RK_TRACE_ONLY(const u64 end_ns = GlobalTimerNs();)
   o.hlc = hlc;
   AddSends(o, out);
@@ -350,11 +360,15 @@ __device__ u32 ServeMailbox(WorkerThread& w, OwnedActor& o, DirectSlot* direct, 
   const u64 capacity = u64{1} << o.log2;
   u32 n = 0;
   u32 spins = 0;
+  RK_OC_ADD(o.index, kOcServeCalls, 1);
   while (n < sys->batch_max) {
+    RK_OC_ONLY(const long long oc0 = clock64();)
     u64* slot = MailboxSlotAt(o.box, o.log2, o.slot_bytes, o.head);
     const u32 flag = LlFlag(o.head, o.log2);
     MailRecord r;
     if (!MailboxTryTake(slot, o.inline_words, flag, o.hot != 0, &r, w.buf)) {
+      RK_OC_ADD(o.index, kOcEmptyPolls, 1);
+      RK_OC_ADD(o.index, kOcEmpty, clock64() - oc0);
       // A hot resident actor polls again at once, up to kHotSpinPolls
       // times, rather than go round the worker loop first (a message that
       // lands meanwhile waits one poll, not one loop) — until a host message
@@ -366,8 +380,13 @@ __device__ u32 ServeMailbox(WorkerThread& w, OwnedActor& o, DirectSlot* direct, 
       }
       break;
     }
+    RK_OC_ONLY(const long long oc1 = clock64();)
+    RK_OC_ADD(o.index, kOcTaken, 1);
+    RK_OC_ADD(o.index, kOcTake, oc1 - oc0);
     if (!(r.h.flags & kMailVoid)) MarkRunning(w, RunningEntry(o.index, r.h.type));
     const Handled handled = HandleOne(w, o, r);
+    RK_OC_ONLY(const long long oc2 = clock64();)
+    RK_OC_ADD(o.index, kOcHandle, oc2 - oc1);
     if (handled == Handled::kNeedsBlock) {
       *block = true;
       break;
@@ -390,6 +409,7 @@ __device__ u32 ServeMailbox(WorkerThread& w, OwnedActor& o, DirectSlot* direct, 
     ++n;
     // Producers get slots back while a long stream keeps the mailbox busy.
     if (o.head - o.released >= capacity / 4) ReleaseOwned(o);
+    RK_OC_ADD(o.index, kOcAfter, clock64() - oc2);
   }
   if (n != 0) {
     o.hot = 64;
@@ -1172,6 +1192,7 @@ __device__ u32 ServeDirect(WorkerThread& w, OwnedActor& o, DirectSlot* d) {
 #endif
   u32 n = 0;
   for (; head != tail; ++head) {
+    RK_OC_ONLY(const long long oc0 = clock64();)
     __threadfence_block();
     DirectEntry* e = &d->e[head % kDirectDepth];
     MailRecord r;
@@ -1192,9 +1213,14 @@ __device__ u32 ServeDirect(WorkerThread& w, OwnedActor& o, DirectSlot* d) {
     r.payload = reinterpret_cast<const u8*>(w.buf);
     RK_ASK_STAMP(r.h.correlation, kStampTaken, GlobalTimerNs());
     RK_ASK_STAMP(r.h.correlation, kStampDirectSeen, seen);
+    RK_OC_ONLY(const long long oc1 = clock64();)
+    RK_OC_ADD(o.index, kOcDirect, 1);
+    RK_OC_ADD(o.index, kOcDirectCopy, oc1 - oc0);
     MarkRunning(w, RunningEntry(o.index, r.h.type));
     // ctx.retry_later: the entry stays, and is handled again later.
-    if (HandleOne<true>(w, o, r) == Handled::kRetry) {
+    const Handled handled = HandleOne<true>(w, o, r);
+    RK_OC_ADD(o.index, kOcDirectHandle, clock64() - oc1);
+    if (handled == Handled::kRetry) {
       RK_ORDER_EVENT(kOrderDirectRetry, w.worker, tail - head, o.index, head, w.buf[0]);
       break;
     }
@@ -1248,6 +1274,7 @@ __device__ void WorkerLoop(const SystemParams* sys, u32 worker, u8* smem) {
 #endif
   }
   RK_TRACE_ONLY(TraceStageInit();)
+  RK_OC_ONLY(OwnerCyclesClear();)
   if (tid < kDirectSlots) {
     SlotSet(&s_direct[tid].head, 0);
     SlotSet(&s_direct[tid].tail, 0);
@@ -1279,6 +1306,7 @@ __device__ void WorkerLoop(const SystemParams* sys, u32 worker, u8* smem) {
   bool have_mine = false;
   OwnedActor mine{};
   u64 direct_mark = 0;  // see the hand-over below
+  RK_OC_ONLY(long long oc_returned = 0;)
   bool direct_mark_set = false;
   u64 iterations = 0;
   u64 last_work_ns = __shfl_sync(0xFFFFFFFFu, GlobalTimerNs(), 0);
@@ -1327,7 +1355,12 @@ __device__ void WorkerLoop(const SystemParams* sys, u32 worker, u8* smem) {
       auto serve = [&](OwnedActor& o, u32 a, DirectSlot* direct, bool resident) {
         bool block = false;
         bool retried = false;
+        // (The loop's time between two calls counts only after a call that
+        // took messages: a stream's, not an idle actor's sleeps.)
+        RK_OC_ONLY(if (resident && oc_returned != 0) RK_OC_ADD(o.index, kOcBetween, clock64() - oc_returned);)
+        RK_OC_ONLY(if (resident && oc_returned != 0) RK_OC_ADD(o.index, kOcStreamLoops, 1);)
         const u32 n = ServeMailbox(w, o, direct, resident, &block, &retried);
+        RK_OC_ONLY(if (resident) oc_returned = n != 0 ? clock64() : 0;)
         if (n != 0) {
           did = 1;
           atomicAdd(&s_handled, static_cast<unsigned long long>(n));
@@ -1344,7 +1377,10 @@ __device__ void WorkerLoop(const SystemParams* sys, u32 worker, u8* smem) {
         const bool drained = serve(mine, first, my_direct, true);
         if (my_direct != nullptr) {
           if (drained) {
-            did |= ServeDirect(w, mine, my_direct);
+            RK_OC_ONLY(const long long oc_d = clock64();)
+            const u32 nd = ServeDirect(w, mine, my_direct);
+            RK_OC_ONLY(if (nd != 0) RK_OC_ADD(mine.index, kOcServeDirect, clock64() - oc_d);)
+            did |= nd;
             direct_mark_set = false;
           } else if (SlotGet(&my_direct->tail) != SlotGet(&my_direct->head)) {
             // A hand-over waits while the mailbox stays busy (an actor that
@@ -1416,6 +1452,7 @@ __device__ void WorkerLoop(const SystemParams* sys, u32 worker, u8* smem) {
   if (have_mine) {
     StoreOwned(mine);
     ReleaseOwned(mine);
+    RK_OC_ONLY(OwnerCyclesFlush(mine.index);)
   }
   MarkRunning(w, 0);
   if (warp == 0 && lane == 0 && ring.released != HostReleasePoint(ring.head)) {
