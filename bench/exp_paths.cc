@@ -597,9 +597,12 @@ absl::Status ExpPaths(const Bench& b) {
       std::printf("paths %-48s %12.4g msgs/s (median of %d bursts)\n", config.c_str(), Median(rates), o.paths_bursts);
     }
 
-    RK_ASSIGN_OR_RETURN(ActorId streamer, sys->Spawn("Streamer", "streamer"));
-    RK_ASSIGN_OR_RETURN(ActorId drain, sys->Spawn("Drain", "drain"));
+    // A pair of its own per size (each on workers of their own): a
+    // measurement build's per-actor counts (PrintOwnerCycles) then tell the
+    // sizes apart.
     for (int size : {64, 4096}) {
+      RK_ASSIGN_OR_RETURN(ActorId streamer, sys->Spawn("Streamer", absl::StrCat("streamer", size)));
+      RK_ASSIGN_OR_RETURN(ActorId drain, sys->Spawn("Drain", absl::StrCat("drain", size)));
       RK_RETURN_IF_ERROR(StreamConfig(b, *sys, {StreamPair{streamer, drain}}, size, o.paths_messages, "one_pair"));
     }
 

@@ -210,9 +210,31 @@ struct RK_ACTOR Streamer {
       Fill(p);
       fresh = 0;
     }
-    while (next < job.count) {
-      p.seq = static_cast<unsigned long long>(next);
-      const rk::SendStatus s = ctx.send(job.to, p);
+    // A message of up to 64 bytes is built in registers once and only its
+    // seq changes per send; a larger one is sent from the state (device
+    // memory, which the send's bulk copy reads).
+    if constexpr (sizeof(P) <= 64) {
+      P m = p;
+      if (SendLoop(ctx, m)) return;
+    } else {
+      if (SendLoop(ctx, p)) return;
+    }
+    report = StreamDone{job.size, next, full, start_ns, GlobalNs(), retries};
+    Report(ctx);
+  }
+  // Sends messages `next`.. of the job; true when it stopped on kFull and
+  // rescheduled itself (StreamMore). The loop's counters live in registers
+  // and go back to the state when it stops: the state is device memory that
+  // the compiler must otherwise reload after every send's stores.
+  template <class P>
+  __device__ bool SendLoop(rk::Ctx& ctx, P& m) {
+    int n = next;
+    const int count = job.count;
+    const rk::ActorId to = job.to;
+    bool rescheduled = false;
+    while (n < count) {
+      m.seq = static_cast<unsigned long long>(n);
+      const rk::SendStatus s = ctx.send(to, m);
       if (s == rk::SendStatus::kFull) {
         ++retries;
         if (!retrying) {
@@ -225,16 +247,21 @@ struct RK_ACTOR Streamer {
         } else if (now - stalled_since > 1000000000ull) {
           break;
         }
-        if (ctx.send(ctx.self(), StreamMore{0}) == rk::SendStatus::kOk) return;
+        if (ctx.send(ctx.self(), StreamMore{0}) == rk::SendStatus::kOk) {
+          rescheduled = true;
+          break;
+        }
         continue;  // could not even reschedule: try again here
       }
       if (s != rk::SendStatus::kOk) break;
-      retrying = 0;
-      stalled_since = 0;
-      ++next;
+      if (retrying) {
+        retrying = 0;
+        stalled_since = 0;
+      }
+      ++n;
     }
-    report = StreamDone{job.size, next, full, start_ns, GlobalNs(), retries};
-    Report(ctx);
+    next = n;
+    return rescheduled;
   }
   // The GPU -> host ring of this worker may be full (many actors report at
   // once): then try again after the worker's other actors had their turn,
