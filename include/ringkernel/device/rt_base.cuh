@@ -90,7 +90,10 @@ namespace detail {
 
 // A measurement build (-D RK_OWNER_CYCLES) counts, per actor, where its
 // owner thread's cycles go (clock64): rk_owner_cycles[actor % 1024][k] with
-// k an OwnerCycles value, read back after Stop (rkbench, --owner-cycles).
+// k an OwnerCycles value, which rkbench reads and prints after each Stop
+// (PrintOwnerCycles, bench/exp_common.cc). Counts go into the calling
+// thread's row (RK_OC_ADD(k, v)); the row is credited to the actor the
+// thread owns when its worker exits.
 enum OwnerCycles : u32 {
   kOcTaken = 0,         // messages taken from the mailbox
   kOcTake = 1,          // cycles in the polls that took them
@@ -125,7 +128,7 @@ __shared__ unsigned long long rk_oc_rows[128][::rk::detail::kOcLast + 1];
 namespace rk {
 namespace detail {
 #define RK_OC_ONLY(...) __VA_ARGS__
-#define RK_OC_ADD(actor, k, v)                                                              \
+#define RK_OC_ADD(k, v)                                                                     \
   do {                                                                                      \
     if (threadIdx.x < 128) rk_oc_rows[threadIdx.x][(k)] += static_cast<unsigned long long>(v); \
   } while (0)
@@ -143,7 +146,7 @@ __device__ inline void OwnerCyclesFlush(u32 actor) {
 }
 #else
 #define RK_OC_ONLY(...)
-#define RK_OC_ADD(actor, k, v) \
+#define RK_OC_ADD(k, v) \
   do {                         \
   } while (0)
 #endif

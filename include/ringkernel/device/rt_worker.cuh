@@ -263,9 +263,9 @@ __device__ __noinline__ HandlerOutcome RunThreadHandler(const SystemParams* sys,
   RK_OC_ONLY(const long long oc2 = clock64();)
   RK_ASK_STAMP(correlation, kStampHandlerOut, GlobalTimerNs());
   *sends = d.cache;
-  RK_OC_ADD(self, kOcCallPre, oc1 - oc0);
-  RK_OC_ADD(self, kOcDispatch, oc2 - oc1);
-  RK_OC_ADD(self, kOcCallPost, clock64() - oc2);
+  RK_OC_ADD(kOcCallPre, oc1 - oc0);
+  RK_OC_ADD(kOcDispatch, oc2 - oc1);
+  RK_OC_ADD(kOcCallPost, clock64() - oc2);
   return OutcomeOf(d);
 }
 
@@ -318,10 +318,10 @@ __device__ Handled HandleOne(WorkerThread& w, OwnedActor& o, const MailRecord& r
   RK_TRACE_ONLY(const u64 trace_begin = TraceOn(&w.out->trace) ? begin_ns : 0;)
   const u64 hlc = HlcMerge(o.hlc, r.h.hlc, begin_ns);
   RK_OC_ONLY(const long long oc_call = clock64();)
-  RK_OC_ADD(o.index, kOcPreCall, oc_call - oc_in);
+  RK_OC_ADD(kOcPreCall, oc_call - oc_in);
   const HandlerOutcome out = RunThreadHandler(sys, w.worker, w.out, w.sends, o.slot, o.state, o.type, o.index,
                                               r.h.type, r.h.sender, r.h.correlation, hlc, r.payload);
-  RK_OC_ADD(o.index, kOcCall, clock64() - oc_call);
+  RK_OC_ADD(kOcCall, clock64() - oc_call);
   RK_TRACE_ONLY(const u64 end_ns = GlobalTimerNs();)
   o.hlc = hlc;
   AddSends(o, out);
@@ -360,15 +360,15 @@ __device__ u32 ServeMailbox(WorkerThread& w, OwnedActor& o, DirectSlot* direct, 
   const u64 capacity = u64{1} << o.log2;
   u32 n = 0;
   u32 spins = 0;
-  RK_OC_ADD(o.index, kOcServeCalls, 1);
+  RK_OC_ADD(kOcServeCalls, 1);
   while (n < sys->batch_max) {
     RK_OC_ONLY(const long long oc0 = clock64();)
     u64* slot = MailboxSlotAt(o.box, o.log2, o.slot_bytes, o.head);
     const u32 flag = LlFlag(o.head, o.log2);
     MailRecord r;
     if (!MailboxTryTake(slot, o.inline_words, flag, o.hot != 0, &r, w.buf)) {
-      RK_OC_ADD(o.index, kOcEmptyPolls, 1);
-      RK_OC_ADD(o.index, kOcEmpty, clock64() - oc0);
+      RK_OC_ADD(kOcEmptyPolls, 1);
+      RK_OC_ADD(kOcEmpty, clock64() - oc0);
       // A hot resident actor polls again at once, up to kHotSpinPolls
       // times, rather than go round the worker loop first (a message that
       // lands meanwhile waits one poll, not one loop) — until a host message
@@ -381,12 +381,12 @@ __device__ u32 ServeMailbox(WorkerThread& w, OwnedActor& o, DirectSlot* direct, 
       break;
     }
     RK_OC_ONLY(const long long oc1 = clock64();)
-    RK_OC_ADD(o.index, kOcTaken, 1);
-    RK_OC_ADD(o.index, kOcTake, oc1 - oc0);
+    RK_OC_ADD(kOcTaken, 1);
+    RK_OC_ADD(kOcTake, oc1 - oc0);
     if (!(r.h.flags & kMailVoid)) MarkRunning(w, RunningEntry(o.index, r.h.type));
     const Handled handled = HandleOne(w, o, r);
     RK_OC_ONLY(const long long oc2 = clock64();)
-    RK_OC_ADD(o.index, kOcHandle, oc2 - oc1);
+    RK_OC_ADD(kOcHandle, oc2 - oc1);
     if (handled == Handled::kNeedsBlock) {
       *block = true;
       break;
@@ -409,7 +409,7 @@ __device__ u32 ServeMailbox(WorkerThread& w, OwnedActor& o, DirectSlot* direct, 
     ++n;
     // Producers get slots back while a long stream keeps the mailbox busy.
     if (o.head - o.released >= capacity / 4) ReleaseOwned(o);
-    RK_OC_ADD(o.index, kOcAfter, clock64() - oc2);
+    RK_OC_ADD(kOcAfter, clock64() - oc2);
   }
   if (n != 0) {
     o.hot = 64;
@@ -1214,12 +1214,12 @@ __device__ u32 ServeDirect(WorkerThread& w, OwnedActor& o, DirectSlot* d) {
     RK_ASK_STAMP(r.h.correlation, kStampTaken, GlobalTimerNs());
     RK_ASK_STAMP(r.h.correlation, kStampDirectSeen, seen);
     RK_OC_ONLY(const long long oc1 = clock64();)
-    RK_OC_ADD(o.index, kOcDirect, 1);
-    RK_OC_ADD(o.index, kOcDirectCopy, oc1 - oc0);
+    RK_OC_ADD(kOcDirect, 1);
+    RK_OC_ADD(kOcDirectCopy, oc1 - oc0);
     MarkRunning(w, RunningEntry(o.index, r.h.type));
     // ctx.retry_later: the entry stays, and is handled again later.
     const Handled handled = HandleOne<true>(w, o, r);
-    RK_OC_ADD(o.index, kOcDirectHandle, clock64() - oc1);
+    RK_OC_ADD(kOcDirectHandle, clock64() - oc1);
     if (handled == Handled::kRetry) {
       RK_ORDER_EVENT(kOrderDirectRetry, w.worker, tail - head, o.index, head, w.buf[0]);
       break;
@@ -1357,8 +1357,8 @@ __device__ void WorkerLoop(const SystemParams* sys, u32 worker, u8* smem) {
         bool retried = false;
         // (The loop's time between two calls counts only after a call that
         // took messages: a stream's, not an idle actor's sleeps.)
-        RK_OC_ONLY(if (resident && oc_returned != 0) RK_OC_ADD(o.index, kOcBetween, clock64() - oc_returned);)
-        RK_OC_ONLY(if (resident && oc_returned != 0) RK_OC_ADD(o.index, kOcStreamLoops, 1);)
+        RK_OC_ONLY(if (resident && oc_returned != 0) RK_OC_ADD(kOcBetween, clock64() - oc_returned);)
+        RK_OC_ONLY(if (resident && oc_returned != 0) RK_OC_ADD(kOcStreamLoops, 1);)
         const u32 n = ServeMailbox(w, o, direct, resident, &block, &retried);
         RK_OC_ONLY(if (resident) oc_returned = n != 0 ? clock64() : 0;)
         if (n != 0) {
@@ -1379,7 +1379,7 @@ __device__ void WorkerLoop(const SystemParams* sys, u32 worker, u8* smem) {
           if (drained) {
             RK_OC_ONLY(const long long oc_d = clock64();)
             const u32 nd = ServeDirect(w, mine, my_direct);
-            RK_OC_ONLY(if (nd != 0) RK_OC_ADD(mine.index, kOcServeDirect, clock64() - oc_d);)
+            RK_OC_ONLY(if (nd != 0) RK_OC_ADD(kOcServeDirect, clock64() - oc_d);)
             did |= nd;
             direct_mark_set = false;
           } else if (SlotGet(&my_direct->tail) != SlotGet(&my_direct->head)) {
