@@ -89,6 +89,7 @@ struct Options {
   int paths_aggregate_messages = 10000;
   int paths_pairs = 0;
   int paths_background_pairs = 4;
+  int paths_host_receivers = 32;
   int paths_quiet_asks = 3;
   std::string paths_quiet_ms = "1000";  // comma-separated pauses before quiet Asks
   std::string paths_parts = "idle,inject,aggregate";  // which parts of `paths` run

@@ -37,6 +37,14 @@
 //       that Sink64 for its totals; the Ask's reply proves every message
 //       arrived, in order, with the right bytes. Rate = T × messages / (host
 //       time from the first thread's first Send to the last thread's reply).
+//       One actor's handler takes each thread's every message here.
+//   path=host_to_gpu;payload=64;threads=T;receivers=T×R   (T = 1 and 4)
+//       the same with R = --paths-host-receivers Sink64s per thread (32 by
+//       default; 1 skips these), in a system of their own, one per worker
+//       while workers last: each thread sends its messages to its R sinks in
+//       turn and Asks each of them for its totals at the end (inside the
+//       timed span). The host path's capacity when no single actor's
+//       handler bounds it.
 //   path=k2k;payload=P;pairs=1;receiver=other;spread=one_pair   (P = 64, 4096)
 //       msgs_per_s, bytes_per_s (= msgs_per_s × P), full_retries: a Streamer
 //       actor sends --paths-messages messages to a Drain actor (K2K,
@@ -141,13 +149,16 @@ void RecordPower(const Bench& b, const std::string& config, const std::vector<do
 
 // ---- Host → GPU injection. ----
 
+// One host thread's receivers: the thread sends its messages to them in
+// turn (message i to sinks[i % size]).
 struct HostSender {
-  ActorId sink;
-  uint64_t sent = 0;  // over the system's life: the Sink64's expected total
+  std::vector<ActorId> sinks;
+  std::vector<uint64_t> sent;  // per sink, over the system's life: its expected total
 };
 
 // One burst: `senders.size()` threads, each sending `n` messages to its own
-// Sink64 and then Asking it for its totals. Returns the aggregate rate.
+// Sink64s in turn and then Asking each for its totals. Returns the aggregate
+// rate (the Asks are inside the timed span).
 absl::StatusOr<double> HostBurst(System& sys, std::vector<HostSender>& senders, int n, uint64_t* retries) {
   const size_t threads = senders.size();
   std::vector<absl::Status> status(threads);
@@ -156,6 +167,7 @@ absl::StatusOr<double> HostBurst(System& sys, std::vector<HostSender>& senders, 
   std::atomic<size_t> ready{0};
   auto run = [&](size_t t) {
     HostSender& s = senders[t];
+    const size_t receivers = s.sinks.size();
     P64 p = Payload64(0);
     // The threads start together: the aggregate is their rate at once, not
     // one after another.
@@ -163,10 +175,12 @@ absl::StatusOr<double> HostBurst(System& sys, std::vector<HostSender>& senders, 
     while (ready.load() < threads) _mm_pause();
     const Clock::time_point deadline = Clock::now() + std::chrono::seconds(60);
     start[t] = Clock::now();
+    std::vector<uint64_t> next = s.sent;
+    size_t k = 0;
     for (int i = 0; i < n; ++i) {
-      p.seq = s.sent + static_cast<uint64_t>(i);
+      p.seq = next[k];
       for (;;) {
-        absl::Status st = sys.Send(s.sink, p);
+        absl::Status st = sys.Send(s.sinks[k], p);
         if (st.ok()) break;
         if (!absl::IsResourceExhausted(st)) {
           status[t] = st;
@@ -180,15 +194,23 @@ absl::StatusOr<double> HostBurst(System& sys, std::vector<HostSender>& senders, 
         }
         _mm_pause();
       }
+      ++next[k];
+      if (++k == receivers) k = 0;
     }
-    absl::StatusOr<SinkReport> r = sys.Ask<SinkReport>(s.sink, SinkQuery{0}, kAskTimeout);
+    std::vector<SinkReport> reports(receivers);
+    for (size_t j = 0; j < receivers; ++j) {
+      absl::StatusOr<SinkReport> r = sys.Ask<SinkReport>(s.sinks[j], SinkQuery{0}, kAskTimeout);
+      if (!r.ok()) {
+        status[t] = r.status();
+        return;
+      }
+      reports[j] = *r;
+    }
     end[t] = Clock::now();
-    if (!r.ok()) {
-      status[t] = r.status();
-      return;
+    s.sent = next;
+    for (size_t j = 0; j < receivers && status[t].ok(); ++j) {
+      status[t] = CheckSink(reports[j], s.sent[j], absl::StrCat("host thread ", t, ", receiver ", j));
     }
-    s.sent += static_cast<uint64_t>(n);
-    status[t] = CheckSink(*r, s.sent, absl::StrCat("host thread ", t));
   };
   std::vector<std::thread> pool;
   for (size_t t = 1; t < threads; ++t) pool.emplace_back(run, t);
@@ -201,6 +223,27 @@ absl::StatusOr<double> HostBurst(System& sys, std::vector<HostSender>& senders, 
   const double seconds = Seconds(first, last);
   if (seconds <= 0) return absl::InternalError("a host burst took no time");
   return static_cast<double>(threads) * n / seconds;
+}
+
+// Bursts of one host configuration: `senders.size()` threads, each with its
+// receivers (path=host_to_gpu;payload=64;threads=T;receivers=T×R).
+absl::Status HostConfig(const Bench& b, System& sys, std::vector<HostSender>& senders, const Options& o) {
+  size_t receivers = 0;
+  for (const HostSender& s : senders) receivers += s.sinks.size();
+  const std::string config =
+      absl::StrCat("path=host_to_gpu;payload=64;threads=", senders.size(), ";receivers=", receivers);
+  std::vector<double> rates;
+  for (int i = 0; i < o.paths_warmup_bursts + o.paths_bursts; ++i) {
+    uint64_t retries = 0;
+    RK_ASSIGN_OR_RETURN(double rate, HostBurst(sys, senders, o.paths_messages, &retries));
+    if (i < o.paths_warmup_bursts) continue;
+    const int it = i - o.paths_warmup_bursts + 1;
+    rates.push_back(rate);
+    b.rec.Add(kExp, config, it, "msgs_per_s", rate, "messages/second");
+    b.rec.Add(kExp, config, it, "full_retries", static_cast<double>(retries), "count");
+  }
+  std::printf("paths %-48s %12.4g msgs/s (median of %d bursts)\n", config.c_str(), Median(rates), o.paths_bursts);
+  return absl::OkStatus();
 }
 
 // ---- K2K streams (Streamer → Drain). ----
@@ -577,24 +620,12 @@ absl::Status ExpPaths(const Bench& b) {
     std::vector<HostSender> senders;
     for (int t = 0; t < 4; ++t) {
       RK_ASSIGN_OR_RETURN(ActorId sink, sys->Spawn("Sink64", absl::StrCat("sink", t)));
-      senders.push_back(HostSender{sink, 0});
+      senders.push_back(HostSender{{sink}, {0}});
     }
     for (size_t threads : {size_t{1}, size_t{4}}) {
-      const std::string config =
-          absl::StrCat("path=host_to_gpu;payload=64;threads=", threads, ";receivers=", threads);
       std::vector<HostSender> mine(senders.begin(), senders.begin() + static_cast<long>(threads));
-      std::vector<double> rates;
-      for (int i = 0; i < o.paths_warmup_bursts + o.paths_bursts; ++i) {
-        uint64_t retries = 0;
-        RK_ASSIGN_OR_RETURN(double rate, HostBurst(*sys, mine, o.paths_messages, &retries));
-        if (i < o.paths_warmup_bursts) continue;
-        const int it = i - o.paths_warmup_bursts + 1;
-        rates.push_back(rate);
-        b.rec.Add(kExp, config, it, "msgs_per_s", rate, "messages/second");
-        b.rec.Add(kExp, config, it, "full_retries", static_cast<double>(retries), "count");
-      }
+      RK_RETURN_IF_ERROR(HostConfig(b, *sys, mine, o));
       std::copy(mine.begin(), mine.end(), senders.begin());
-      std::printf("paths %-48s %12.4g msgs/s (median of %d bursts)\n", config.c_str(), Median(rates), o.paths_bursts);
     }
 
     // One Streamer and one Drain for both sizes, on the workers they have
@@ -617,6 +648,29 @@ absl::Status ExpPaths(const Bench& b) {
     RK_RETURN_IF_ERROR(TimeAsks(b, *sys, echo, "path=ask;background_pairs=0", &seq));
     RK_RETURN_IF_ERROR(AsksUnderBackground(b, *sys, echo, background, &seq));
     RK_RETURN_IF_ERROR(StopCleanly(*sys, "paths"));
+  }
+
+  // 4b. Host injection spread over many receivers, in a system of its own
+  // (its actors would move the placement of the ones above): what the host
+  // path carries when no single actor's handler is the limit.
+  if (inject && o.paths_host_receivers > 1) {
+    const uint32_t per_thread = static_cast<uint32_t>(o.paths_host_receivers);
+    SystemOptions so = BaseSystemOptions(o);
+    so.ingress_full_timeout = absl::Seconds(5);
+    so.max_actors = std::max(so.max_actors, 4 * per_thread + 8);
+    RK_ASSIGN_OR_RETURN(std::unique_ptr<System> sys, b.runtime.Start(b.program, so));
+    std::vector<HostSender> senders(4);
+    for (uint32_t i = 0; i < 4 * per_thread; ++i) {
+      RK_ASSIGN_OR_RETURN(ActorId sink, sys->Spawn("Sink64", absl::StrCat("wide_sink", i)));
+      senders[i / per_thread].sinks.push_back(sink);
+      senders[i / per_thread].sent.push_back(0);
+    }
+    for (size_t threads : {size_t{1}, size_t{4}}) {
+      std::vector<HostSender> mine(senders.begin(), senders.begin() + static_cast<long>(threads));
+      RK_RETURN_IF_ERROR(HostConfig(b, *sys, mine, o));
+      std::copy(mine.begin(), mine.end(), senders.begin());
+    }
+    RK_RETURN_IF_ERROR(StopCleanly(*sys, "paths (host to many receivers)"));
   }
 
   // 5. Every pair at once: its own system, sized for 2 × pairs actors.

@@ -439,6 +439,8 @@ int Usage(const std::string& problem) {
                "  --paths-background-pairs N --paths-quiet-asks N --paths-power-seconds N   streaming pairs\n"
                "                               under the Asks (4), Asks after 1 s of quiet (3), seconds of\n"
                "                               power samples per state (3)\n"
+               "  --paths-host-receivers N     Sink64s per host thread in the spread host -> GPU bursts\n"
+               "                               (32; 1 skips them)\n"
                "  --paths-quiet-ms A,B,...     pauses before the quiet Asks, in ms (1000)\n"
                "  --paths-parts A,B,...        parts of paths to run (idle,inject,aggregate): idle = power,\n"
                "                               the floors and the quiet Asks; inject = host -> GPU, one\n"
@@ -481,6 +483,7 @@ int Main(int argc, char** argv) {
       {"--paths-aggregate-messages", &o.paths_aggregate_messages},
       {"--paths-pairs", &o.paths_pairs},
       {"--paths-background-pairs", &o.paths_background_pairs},
+      {"--paths-host-receivers", &o.paths_host_receivers},
       {"--paths-quiet-asks", &o.paths_quiet_asks},
       {"--paths-power-seconds", &o.paths_power_seconds},
   };

@@ -9,7 +9,10 @@ floor measured in the same processes — held against a threshold (DESIGN §6):
 * ``hop_p50``: k2k_hop ``global_memory_mailbox`` p50 over
   ``raw_flag_one_way`` p50 <= 2.0;
 * ``host_to_gpu_1``, ``host_to_gpu_4``: message_paths host → GPU 64 B with
-  one and four host threads >= 1e7 and >= 2e7 msg/s;
+  one and four host threads >= 1e7 and >= 2e7 msg/s (the configuration with
+  the most receivers: the host path's capacity; the one-receiver
+  configurations measure one actor's handler rate and are reported beside
+  it);
 * ``k2k_pair_64``: one K2K pair, 64 B >= 5e6 msg/s;
 * ``k2k_all_64``: every pair at once, 64 B >= 1e9 msg/s (the configuration
   with the most pairs);
@@ -106,10 +109,13 @@ TARGETS = (
     Target("hop_p50", "K2K one hop p50 / raw fenced flag one way p50",
            measure(HOP, "one_hop_us", name="global_memory_mailbox"), "<=", 2.0, "x floor",
            floor=measure(HOP, "one_hop_us", name="raw_flag_one_way")),
-    Target("host_to_gpu_1", "host → GPU, 64 B, one host thread",
-           measure(PATHS, "msgs_per_s", path="host_to_gpu", payload="64", threads="1"), ">=", 1e7, "msg/s"),
-    Target("host_to_gpu_4", "host → GPU, 64 B, four host threads (aggregate)",
-           measure(PATHS, "msgs_per_s", path="host_to_gpu", payload="64", threads="4"), ">=", 2e7, "msg/s"),
+    Target("host_to_gpu_1", "host → GPU, 64 B, one host thread (the configuration with the most receivers)",
+           measure(PATHS, "msgs_per_s", largest="receivers", path="host_to_gpu", payload="64", threads="1"),
+           ">=", 1e7, "msg/s"),
+    Target("host_to_gpu_4", "host → GPU, 64 B, four host threads, aggregate (the configuration with the most "
+           "receivers)",
+           measure(PATHS, "msgs_per_s", largest="receivers", path="host_to_gpu", payload="64", threads="4"),
+           ">=", 2e7, "msg/s"),
     Target("k2k_pair_64", "K2K 64 B, one pair (to another actor)",
            measure(PATHS, "msgs_per_s", path="k2k", payload="64", spread="one_pair"), ">=", 5e6, "msg/s"),
     Target("k2k_all_64", "K2K 64 B, every pair at once (to another actor, aggregate)",

@@ -91,8 +91,8 @@ def _paths(t: _Trial) -> Iterator[Row]:
         yield "path=host_roundtrip_floor", "latency_us", i, v, US
     for i, v in enumerate(t.latencies(14.0)[:3], start=1):
         yield "path=ask;quiet_ms=1000", "latency_us", i, v, US
-    for threads, rate in ((1, 2.4e5), (4, 2.6e5)):
-        config = f"path=host_to_gpu;payload=64;threads={threads};receivers={threads}"
+    for threads, receivers, rate in ((1, 1, 2.4e5), (4, 4, 2.6e5), (1, 32, 2.4e6), (4, 128, 2.6e6)):
+        config = f"path=host_to_gpu;payload=64;threads={threads};receivers={receivers}"
         for i, m in zip(bursts, t.noisy(rate, 0.03)):
             yield config, "msgs_per_s", i, m, MSGS
             yield config, "full_retries", i, float(t.rng.poisson(100)), "count"
