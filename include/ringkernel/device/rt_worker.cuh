@@ -1243,61 +1243,40 @@ __device__ u32 ServeDirect(WorkerThread& w, OwnedActor& o, DirectSlot* d) {
 // (the first message to an actor spawned on it may wait this much longer).
 constexpr u32 kEmptyWorkerSleepNs = 20000;
 
-__device__ void WorkerLoop(const SystemParams* sys, u32 worker, u8* smem) {
+// What both roles of a worker block share: its block-wide state in shared
+// memory, and the thread's view of the worker.
+struct WorkerShared {
+  u32* pending;  // actors whose next message needs the block (dynamic shared memory)
+  u8* smem;
+  u32* request;
+  u32* pending_count;
+  unsigned long long* handled;
+  unsigned long long* hlc;
+  OutboundCursor* out;
+  DirectSlot* direct;
+};
+
+// One role's loop: the poller (warp 0, kPoller) or the owners (the other
+// warps). Each role has a loop of its own, so that what one role carries
+// from iteration to iteration (the poller's ring, an owner's resident actor
+// and hand-over mark) does not hold registers while the other role's code
+// runs: the kernel is one function whose registers are allocated as a
+// whole, and a handler's call has only what the caller's loop leaves free.
+// What both do each iteration (new actors, block work, the halt, idling) is
+// the same code in both.
+template <bool kPoller>
+__device__ __forceinline__ void WorkerRoleLoop(const SystemParams* sys, u32 worker, WorkerThread& w,
+                                               const WorkerShared& sh) {
   const u32 tid = threadIdx.x;
   const u32 lane = LaneId();
-  const u32 warp = tid / 32;
   const u32 owners = OwnerCount();
   // This thread's first list position (kNoActorValue: warp 0, the poller).
-  const u32 first = tid >= kFirstOwner ? tid - kFirstOwner : kNoActorValue;
-  u32* pending = reinterpret_cast<u32*>(smem + AlignUp(sys->scratch_bytes, 16));
-  __shared__ u32 s_request;
-  __shared__ u32 s_pending_count;
-  __shared__ unsigned long long s_handled;
-  __shared__ unsigned long long s_hlc;
-  __shared__ OutboundCursor s_out;
-  __shared__ DirectSlot s_direct[kDirectSlots];
-  if (tid == 0) {
-    s_request = 0;
-    s_pending_count = 0;
-    s_handled = 0;
-    s_out.tail = 0;
-    s_out.cached_head = 0;
-    const OutRing r = WorkerOutRing(sys, worker, &s_out);
-    s_out.slots = r.slots;
-    s_out.log2 = r.log2;
-    s_out.slot_words = sys->slot_words;
-    RK_TRACE_ONLY(TraceInit(&s_out.trace, worker);)
-    InitHostHoles();
-#if RK_BULK_COPY
-    BulkStageInit(sys->no_bulk_copy);
-#endif
-  }
-  RK_TRACE_ONLY(TraceStageInit();)
-  RK_OC_ONLY(OwnerCyclesClear();)
-  if (tid < kDirectSlots) {
-    SlotSet(&s_direct[tid].head, 0);
-    SlotSet(&s_direct[tid].tail, 0);
-    SlotSet(&s_direct[tid].pending, 0);
-    SlotSet(&s_direct[tid].actor, 0);
-    SlotSet(&s_direct[tid].failed, 0);
-  }
-  __syncthreads();
+  const u32 first = kPoller ? kNoActorValue : tid - kFirstOwner;
   const u32* list = sys->worker_lists + static_cast<u64>(worker) * sys->max_actors_per_worker;
   WorkerStats* stats = &sys->worker_stats[worker];
-  SendCache sends{};
-  ForgetReceiver(sends);
-  alignas(16) u32 buf[kMailInlineMaxWords];
-  WorkerThread w;
-  w.sys = sys;
-  w.sends = &sends;
-  w.buf = buf;
-  w.worker = worker;
-  w.out = &s_out;
-  w.running = 0;
-  DirectSlot* my_direct = first < kDirectSlots ? &s_direct[first] : nullptr;
+  DirectSlot* my_direct = !kPoller && first < kDirectSlots ? &sh.direct[first] : nullptr;
   HostRing ring{};
-  if (warp == 0) {
+  if (kPoller) {
     ring.hdr = WorkerRing(sys->worker_in, sys->worker_ring_bytes, worker);
     ring.slots = RingSlots(ring.hdr);
     ring.log2 = sys->worker_in_log2;
@@ -1322,12 +1301,12 @@ __device__ void WorkerLoop(const SystemParams* sys, u32 worker, u8* smem) {
     const u32 fresh = (iterations & 15) == 1 || count == 0
                           ? __shfl_sync(0xFFFFFFFFu, LoadRelaxedGpu32(&sys->worker_counts[worker]), 0)
                           : count;
-    RK_TRACE_ONLY(if (tid == 0 && (iterations & 15) == 1) TraceRefresh(sys, &s_out.trace);)
+    RK_TRACE_ONLY(if (tid == 0 && (iterations & 15) == 1) TraceRefresh(sys, &sh.out->trace);)
     if (fresh != count) {
       // Pick up actors spawned on this worker (the service warp
       // release-stores the count after the actor's record).
       count = __shfl_sync(0xFFFFFFFFu, LoadAcquireGpu32(&sys->worker_counts[worker]), 0);
-      if (!have_mine && first < count) {
+      if (!kPoller && !have_mine && first < count) {
         mine = LoadOwned(sys, list[first]);
         have_mine = true;
         if (my_direct != nullptr) {
@@ -1344,10 +1323,10 @@ __device__ void WorkerLoop(const SystemParams* sys, u32 worker, u8* smem) {
     const u64 now = __shfl_sync(0xFFFFFFFFu, GlobalTimerNs(), 0);
     u32 did = 0;
     bool want_block = false;
-    if (warp == 0) {
+    if (kPoller) {
       // The poller. Only a worker with actors has host messages: the others
       // never touch the bus.
-      if (count != 0) did |= ServeHostRing(w, ring, s_direct, now, &s_request);
+      if (count != 0) did |= ServeHostRing(w, ring, sh.direct, now, sh.request);
     } else {
       // Serves the mailbox of the actor at list position `a`; queues it for
       // the block when its next message needs a block handler. True when it
@@ -1363,10 +1342,10 @@ __device__ void WorkerLoop(const SystemParams* sys, u32 worker, u8* smem) {
         RK_OC_ONLY(if (resident) oc_returned = n != 0 ? clock64() : 0;)
         if (n != 0) {
           did = 1;
-          atomicAdd(&s_handled, static_cast<unsigned long long>(n));
+          atomicAdd(sh.handled, static_cast<unsigned long long>(n));
         }
         if (block) {
-          pending[atomicAdd(&s_pending_count, 1u)] = a;
+          sh.pending[atomicAdd(sh.pending_count, 1u)] = a;
           want_block = true;
         }
         // A message handed back with retry_later is still at the head: the
@@ -1403,29 +1382,29 @@ __device__ void WorkerLoop(const SystemParams* sys, u32 worker, u8* smem) {
         serve(o, a, nullptr, false);
       }
     }
-    if (want_block) atomicOr(&s_request, kRequestBlockWork);
-    if (tid == 0 && ((iterations & 63) == 0 || count == 0)) {
+    if (want_block) atomicOr(sh.request, kRequestBlockWork);
+    if (kPoller && tid == 0 && ((iterations & 63) == 0 || count == 0)) {
       if (LoadRelaxedGpu(&sys->shared->run.value) >= static_cast<u64>(KernelState::kHalting)) {
-        atomicOr(&s_request, kRequestHalt);
+        atomicOr(sh.request, kRequestHalt);
       }
       StoreRelaxedGpu(&stats->iterations, iterations);
-      StoreRelaxedGpu(&stats->handled, s_handled);
+      StoreRelaxedGpu(&stats->handled, *sh.handled);
     }
     // Block work and halting: the whole block meets only when asked to.
-    if (__any_sync(0xFFFFFFFFu, *static_cast<volatile u32*>(&s_request) != 0)) {
+    if (__any_sync(0xFFFFFFFFu, *static_cast<volatile u32*>(sh.request) != 0)) {
       __syncthreads();
-      const u32 request = *static_cast<volatile u32*>(&s_request);
-      const u32 n_pending = *static_cast<volatile u32*>(&s_pending_count);
+      const u32 request = *static_cast<volatile u32*>(sh.request);
+      const u32 n_pending = *static_cast<volatile u32*>(sh.pending_count);
       for (u32 i = 0; i < n_pending; ++i) {
-        const u32 a = pending[i];
-        RunBlockMessage(w, a, smem, &s_hlc, &s_handled, s_direct);
-        if (a == first) mine = LoadOwned(sys, list[a]);
+        const u32 a = sh.pending[i];
+        RunBlockMessage(w, a, sh.smem, sh.hlc, sh.handled, sh.direct);
+        if (!kPoller && a == first) mine = LoadOwned(sys, list[a]);
       }
       if (n_pending != 0) did = 1;
       __syncthreads();
       if (tid == 0) {
-        s_pending_count = 0;
-        s_request = 0;
+        *sh.pending_count = 0;
+        *sh.request = 0;
       }
       __syncthreads();
       if (request & kRequestHalt) break;
@@ -1449,21 +1428,82 @@ __device__ void WorkerLoop(const SystemParams* sys, u32 worker, u8* smem) {
       }
     }
   }
-  if (have_mine) {
+  if (!kPoller && have_mine) {
     StoreOwned(mine);
     ReleaseOwned(mine);
     RK_OC_ONLY(OwnerCyclesFlush(mine.index);)
   }
   MarkRunning(w, 0);
-  if (warp == 0 && lane == 0 && ring.released != HostReleasePoint(ring.head)) {
+  if (kPoller && lane == 0 && ring.released != HostReleasePoint(ring.head)) {
     LlRelease(ring.hdr, HostReleasePoint(ring.head));
   }
-  if (tid == 0) {
-    RK_TRACE_ONLY(TraceRefresh(sys, &s_out.trace);)
+  if (kPoller && tid == 0) {
+    RK_TRACE_ONLY(TraceRefresh(sys, &sh.out->trace);)
     StoreRelaxedGpu(&stats->iterations, iterations);
-    StoreRelaxedGpu(&stats->handled, s_handled);
+    StoreRelaxedGpu(&stats->handled, *sh.handled);
     StoreRelaxedGpu(&stats->exited, 1);
     FetchAddGpu(&sys->shared->workers_exited.value, 1);
+  }
+}
+
+__device__ void WorkerLoop(const SystemParams* sys, u32 worker, u8* smem) {
+  const u32 tid = threadIdx.x;
+  const u32 warp = tid / 32;
+  __shared__ u32 s_request;
+  __shared__ u32 s_pending_count;
+  __shared__ unsigned long long s_handled;
+  __shared__ unsigned long long s_hlc;
+  __shared__ OutboundCursor s_out;
+  __shared__ DirectSlot s_direct[kDirectSlots];
+  if (tid == 0) {
+    s_request = 0;
+    s_pending_count = 0;
+    s_handled = 0;
+    s_out.tail = 0;
+    s_out.cached_head = 0;
+    const OutRing r = WorkerOutRing(sys, worker, &s_out);
+    s_out.slots = r.slots;
+    s_out.log2 = r.log2;
+    s_out.slot_words = sys->slot_words;
+    RK_TRACE_ONLY(TraceInit(&s_out.trace, worker);)
+    InitHostHoles();
+#if RK_BULK_COPY
+    BulkStageInit(sys->no_bulk_copy);
+#endif
+  }
+  RK_TRACE_ONLY(TraceStageInit();)
+  RK_OC_ONLY(OwnerCyclesClear();)
+  if (tid < kDirectSlots) {
+    SlotSet(&s_direct[tid].head, 0);
+    SlotSet(&s_direct[tid].tail, 0);
+    SlotSet(&s_direct[tid].pending, 0);
+    SlotSet(&s_direct[tid].actor, 0);
+    SlotSet(&s_direct[tid].failed, 0);
+  }
+  __syncthreads();
+  SendCache sends{};
+  ForgetReceiver(sends);
+  alignas(16) u32 buf[kMailInlineMaxWords];
+  WorkerThread w;
+  w.sys = sys;
+  w.sends = &sends;
+  w.buf = buf;
+  w.worker = worker;
+  w.out = &s_out;
+  w.running = 0;
+  WorkerShared sh;
+  sh.pending = reinterpret_cast<u32*>(smem + AlignUp(sys->scratch_bytes, 16));
+  sh.smem = smem;
+  sh.request = &s_request;
+  sh.pending_count = &s_pending_count;
+  sh.handled = &s_handled;
+  sh.hlc = &s_hlc;
+  sh.out = &s_out;
+  sh.direct = s_direct;
+  if (warp == 0) {
+    WorkerRoleLoop<true>(sys, worker, w, sh);
+  } else {
+    WorkerRoleLoop<false>(sys, worker, w, sh);
   }
 }
 
