@@ -193,7 +193,7 @@ absl::StatusOr<GeneratedUnit> GenerateUnit(const HandlerModel& model, const Buil
   }
   for (HandlerKind kind : {HandlerKind::kThread, HandlerKind::kBlock}) {
     const bool thread = kind == HandlerKind::kThread;
-    w.Line(absl::StrCat("__device__ ", thread ? "__forceinline__ void DispatchThread" : "void DispatchBlock",
+    w.Line(absl::StrCat("__device__ ", thread ? "__forceinline__ void DispatchThread" : "__noinline__ void DispatchBlock",
                         "(u32 actor_type, void* state, u32 message_type, const void* payload, Ctx& ctx) {"));
     w.Line("  switch (actor_type) {");
     for (const ActorInfo& a : model.actors) {
@@ -211,6 +211,26 @@ absl::StatusOr<GeneratedUnit> GenerateUnit(const HandlerModel& model, const Buil
           const bool small = message_sizes[h->message] <= kRegisterMessageBytes;
           w.Line("        {");
           w.Line("          Ctx c = ctx;");
+          // Built with RK_STREAM_RUNS: a stream's later records of the same
+          // type run here too, one after another (RunNext, rt_worker.cuh),
+          // the handler's call paid once per run.
+          w.Line("#if RK_STREAM_RUNS_ON");
+          w.Line(absl::StrCat("          ::", a.name, "* run_self = self;"));
+          w.Line("          const void* run_payload = payload;");
+          w.Line("          for (;;) {");
+          if (small) {
+            w.Line(absl::StrCat("            const ::", h->message, " m = *static_cast<const ::", h->message,
+                                "*>(run_payload);"));
+          }
+          w.PointAt(h->location);
+          w.Line(absl::StrCat("            run_self->", h->method, "(",
+                              small ? "m" : absl::StrCat("*static_cast<const ::", h->message, "*>(run_payload)"),
+                              ", c);"));
+          w.Restore();
+          w.Line("            if (!::rk::detail::RunNext(c, &run_payload)) break;");
+          w.Line(absl::StrCat("            run_self = static_cast<::", a.name, "*>(::rk::detail::RunState(c));"));
+          w.Line("          }");
+          w.Line("#else");
           if (small) {
             w.Line(absl::StrCat("          const ::", h->message, " m = *static_cast<const ::", h->message, "*>(payload);"));
           }
@@ -218,6 +238,7 @@ absl::StatusOr<GeneratedUnit> GenerateUnit(const HandlerModel& model, const Buil
           w.Line(absl::StrCat("          self->", h->method, "(",
                               small ? "m" : absl::StrCat("*static_cast<const ::", h->message, "*>(payload)"), ", c);"));
           w.Restore();
+          w.Line("#endif");
           w.Line("          ctx = c;");
           w.Line("          return;");
           w.Line("        }");

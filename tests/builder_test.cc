@@ -170,6 +170,32 @@ TEST(DiagnosticBuildTest, TheBenchProgramBuildsWithOwnerCyclesAndExportsTheirTab
   ExpectDiagnosticBuild(::rk::testing::SourceDir() + "/handlers/bench.cu", "RK_OWNER_CYCLES=1", {"rk_owner_cycles"});
 }
 
+// The build option that runs a stream's records several to a handler's call
+// (RK_STREAM_RUNS, rt_worker.cuh): the bench program builds with it for both
+// architectures without spilling, and only then has the runs' shared state.
+TEST(StreamRunsBuildTest, TheBenchProgramBuildsWithStreamRunsWithoutSpilling) {
+  Builder::Options o;
+  o.use_cache = false;
+  absl::StatusOr<Builder> builder = Builder::Create(o);
+  ASSERT_TRUE(builder.ok()) << builder.status();
+  for (const bool runs : {true, false}) {
+    BuildOptions b;
+    if (runs) b.defines = {"RK_STREAM_RUNS"};
+    std::vector<Diagnostic> diags;
+    absl::StatusOr<BuildResult> r =
+        builder->BuildFiles({::rk::testing::SourceDir() + "/handlers/bench.cu"}, b, &diags);
+    ASSERT_TRUE(r.ok()) << r.status() << FormatDiagnostics(diags);
+    int cubins = 0;
+    for (const ArchImage& img : r->package.images) {
+      if (img.kind != ImageKind::kCubin) continue;
+      ++cubins;
+      EXPECT_EQ(img.resources.spill_store_bytes, 0) << img.arch << (runs ? " with" : " without") << " stream runs";
+      EXPECT_EQ(img.bytes.find("rk_runs") != std::string::npos, runs) << img.arch;
+    }
+    EXPECT_EQ(cubins, 2);
+  }
+}
+
 // The diagnostic build that logs each step of every host message's delivery
 // (RK_ORDER_TRACE), which the fault tests read back when an actor's input
 // comes out of order.

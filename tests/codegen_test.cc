@@ -137,6 +137,30 @@ TEST(CodegenTest, UnitDeclaresIdsBeforeFragmentsAndDispatchesEveryHandler) {
   EXPECT_EQ(embedded, EmbeddedDeviceHeaders().size());
 }
 
+// In a program built with RK_STREAM_RUNS, each thread handler's case runs a
+// stream's staged records one after another (RunNext): the handler is
+// inlined once per case either way, and reported at its own line in both.
+TEST(CodegenTest, ThreadHandlerCasesRunStagedRecordsWhenBuiltWithStreamRuns) {
+  absl::StatusOr<GeneratedUnit> unit = GenerateUnit(BankModel(), BuildOptions{});
+  ASSERT_TRUE(unit.ok()) << unit.status();
+  const std::string& s = unit->source;
+  const size_t on = s.find("#if RK_STREAM_RUNS_ON");
+  const size_t other = s.find("#else", on);
+  const size_t end = s.find("#endif", other);
+  ASSERT_NE(on, std::string::npos) << s;
+  ASSERT_NE(other, std::string::npos);
+  ASSERT_NE(end, std::string::npos);
+  const std::string runs = s.substr(on, other - on);
+  const std::string plain = s.substr(other, end - other);
+  EXPECT_THAT(runs, HasSubstr("const ::Deposit m = *static_cast<const ::Deposit*>(run_payload);"));
+  EXPECT_THAT(runs, ContainsRegex("#line 8 \"bank.cu\"\n +run_self->on\\(m, c\\);"));
+  EXPECT_THAT(runs, HasSubstr("if (!::rk::detail::RunNext(c, &run_payload)) break;"));
+  EXPECT_THAT(plain, ContainsRegex("#line 8 \"bank.cu\"\n +self->on\\(m, c\\);"));
+  EXPECT_THAT(plain, Not(HasSubstr("RunNext")));
+  // Block handlers never run a stream (the whole block meets for each).
+  EXPECT_THAT(s, HasSubstr("self->sum(*static_cast<const ::Chunk*>(payload), ctx);"));
+}
+
 // Which kind of handler an actor type has for a message type known only at
 // run time (HandlerKindFast) is a table in constant memory: one byte per
 // pair (0 none, 1 thread, 2 block), indexed by actor type and message id;

@@ -1070,6 +1070,129 @@ INSTANTIATE_TEST_SUITE_P(BulkCopy, LargePayloadTest, ::testing::Values(false, tr
                            return std::string(p.param ? "SendersCopy" : "BulkCopyWhereItCan");
                          });
 
+// A stream's messages run several to a handler's call in programs built
+// with RK_STREAM_RUNS (rt_worker.cuh, RunMore); the parameter builds the
+// program with it. Either way: FIFO per sender with many senders into one
+// mailbox, a message handed back with retry_later in the middle of a stream
+// comes back before the ones after it, and a failure in the middle of a
+// stream handles exactly the messages before it and reports the rest.
+class StreamRunsTest : public SystemGpuTest, public ::testing::WithParamInterface<bool> {
+ protected:
+  void SetUp() override {
+    RK_GPU_TEST_SETUP(runtime_);
+    CompileOptions co;
+    if (GetParam()) co.defines.push_back("RK_STREAM_RUNS");
+    absl::StatusOr<Program> p =
+        runtime_->CompileFiles({::rk::testing::TestDataDir() + "/gpu/semantics.cu"}, co);
+    ASSERT_TRUE(p.ok()) << p.status();
+    program_ = *p;
+  }
+  // Streams `count` Seq messages from a Producer to `to`; returns what the
+  // producer reported.
+  Produced Stream(System& sys, ActorId to, int count) {
+    const ActorId producer = SpawnOrDie(sys, "Producer", "producer");
+    EXPECT_TRUE(sys.Send(producer, Produce{to, 0, count}).ok());
+    absl::StatusOr<std::optional<Message>> m = sys.Receive(absl::Seconds(30));
+    EXPECT_TRUE(m.ok()) << m.status();
+    if (!m.ok() || !m->has_value()) {
+      ADD_FAILURE() << "the producer never finished";
+      return Produced{};
+    }
+    absl::StatusOr<Produced> pr = (*m)->As<Produced>();
+    EXPECT_TRUE(pr.ok()) << pr.status();
+    return pr.ok() ? *pr : Produced{};
+  }
+};
+
+TEST_P(StreamRunsTest, ManyK2kSendersKeepFifoPerSender) {
+  SystemOptions o;
+  o.mailbox_capacity = 64;
+  auto sys = StartSystem(o);
+  ASSERT_NE(sys, nullptr);
+  const ActorId seq = SpawnOrDie(*sys, "Sequencer", "seq");
+  const int kProducers = 16, kCount = ::rk::testing::Scaled(4000);
+  std::vector<ActorId> producers;
+  for (int p = 0; p < kProducers; ++p) producers.push_back(SpawnOrDie(*sys, "Producer", "p" + std::to_string(p)));
+  for (int p = 0; p < kProducers; ++p) ASSERT_TRUE(sys->Send(producers[p], Produce{seq, p, kCount}).ok());
+  for (int done = 0; done < kProducers; ++done) {
+    absl::StatusOr<std::optional<Message>> m = sys->Receive(absl::Seconds(30));
+    ASSERT_TRUE(m.ok()) << m.status();
+    ASSERT_TRUE(m->has_value()) << "only " << done << " producers finished";
+  }
+  absl::StatusOr<SeqReport> r = sys->Ask<SeqReport>(seq, SeqQuery{0}, kAsk);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->received, int64_t{kProducers} * kCount);
+  EXPECT_EQ(r->violations, 0);
+  absl::StatusOr<StopReport> rep = sys->Stop();
+  ASSERT_TRUE(rep.ok()) << rep.status();
+  EXPECT_EQ(rep->unhandled, 0u) << rep->ToString();
+  for (const ActorStats& a : rep->actors) {
+    if (a.name == "seq") {
+      EXPECT_EQ(a.handled, static_cast<uint64_t>(kProducers) * kCount + 1) << a.ToString();
+    }
+  }
+}
+
+TEST_P(StreamRunsTest, AMessageHandedBackMidStreamComesBackBeforeTheOnesAfterIt) {
+  SystemOptions o;
+  o.mailbox_capacity = 64;
+  auto sys = StartSystem(o);
+  ASSERT_NE(sys, nullptr);
+  const ActorId picky = SpawnOrDie(*sys, "Picky", "picky");
+  ASSERT_TRUE(sys->Ask<PickyReport>(picky, PickyConfig{7, 0}, kAsk).ok());
+  const int kCount = ::rk::testing::Scaled(20000);
+  const Produced pr = Stream(*sys, picky, kCount);
+  EXPECT_EQ(pr.sent, kCount);
+  absl::StatusOr<PickyReport> r = sys->Ask<PickyReport>(picky, PickyQuery{0}, kAsk);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->handled, kCount);
+  EXPECT_EQ(r->last, kCount);
+  EXPECT_EQ(r->violations, 0) << "a message handed back was overtaken";
+  EXPECT_EQ(r->retries, kCount / 7);
+  absl::StatusOr<StopReport> rep = sys->Stop();
+  ASSERT_TRUE(rep.ok()) << rep.status();
+  EXPECT_EQ(rep->unhandled, 0u) << rep->ToString();
+  for (const ActorStats& a : rep->actors) {
+    // Each hand-back is a delivery, not a handling: Seq messages, the
+    // configuration and the query.
+    if (a.name == "picky") {
+      EXPECT_EQ(a.handled, static_cast<uint64_t>(kCount) + 2) << a.ToString();
+    }
+  }
+}
+
+TEST_P(StreamRunsTest, AFailureMidStreamHandlesExactlyTheMessagesBeforeItAndReportsTheRest) {
+  SystemOptions o;
+  o.mailbox_capacity = 64;
+  auto sys = StartSystem(o);
+  ASSERT_NE(sys, nullptr);
+  const ActorId picky = SpawnOrDie(*sys, "Picky", "picky");
+  const int kCount = ::rk::testing::Scaled(20000);
+  const int kFailAt = kCount / 2 + 3;
+  ASSERT_TRUE(sys->Ask<PickyReport>(picky, PickyConfig{0, kFailAt}, kAsk).ok());
+  const Produced pr = Stream(*sys, picky, kCount);
+  EXPECT_EQ(pr.sent + pr.no_actor, kCount);
+  absl::StatusOr<StopReport> rep = sys->Stop();
+  ASSERT_TRUE(rep.ok()) << rep.status();
+  EXPECT_EQ(rep->unhandled, 0u) << rep->ToString();
+  bool seen = false;
+  for (const ActorStats& a : rep->actors) {
+    if (a.name != "picky") continue;
+    seen = true;
+    // The configuration, then Seq 1 … kFailAt (the last of them failed it).
+    EXPECT_EQ(a.handled, static_cast<uint64_t>(kFailAt) + 1) << a.ToString();
+    // Every Seq accepted after it is reported, none lost; the rest were
+    // refused at the send (kNoActor) once the producer learned of it.
+    EXPECT_EQ(a.dead_lettered, static_cast<uint64_t>(pr.sent - kFailAt)) << a.ToString();
+  }
+  EXPECT_TRUE(seen);
+}
+
+INSTANTIATE_TEST_SUITE_P(Build, StreamRunsTest, ::testing::Values(false, true),
+                         [](const ::testing::TestParamInfo<bool>& p) {
+                           return std::string(p.param ? "WithStreamRuns" : "Default");
+                         });
+
 TEST_F(SystemGpuTest, StatsAreReadWhileTheKernelRuns) {
   auto sys = StartSystem();
   ASSERT_NE(sys, nullptr);

@@ -24,7 +24,9 @@
 // `RK_HANDLER` methods run on one thread; `RK_BLOCK_HANDLER` methods run on
 // every thread of the actor's worker block together, with `ctx.rank()`,
 // `ctx.width()`, `ctx.sync()`, `ctx.leader()` and `ctx.scratch<T>()`; in them
-// one thread (usually `if (ctx.leader())`) sends, replies or fails.
+// one thread (usually `if (ctx.leader())`) sends, replies or fails. Their
+// barrier is `ctx.sync()`, not `__syncthreads()` (the block's threads come
+// to a block handler from two loops of the worker; README, "Writing actors").
 //
 // An actor handles one message at a time; delivery is FIFO per sender and
 // receiver; an accepted send is handled or reported, never silently lost.
@@ -135,6 +137,7 @@ struct CtxData {
   u32 block;        // 1 in a block handler
   u32 failed;       // set by ctx.fail
   u32 retry;        // set by ctx.retry_later
+  u32 run;          // records staged to run after this one in the same call (rt_worker.cuh)
   // This invocation's send outcomes, added to the actor's counters by the
   // worker afterwards (a counter in memory would cost a round trip per send).
   u32 sent;

@@ -464,6 +464,48 @@ RK_UNROLL
   return true;
 }
 
+// Takes the record at `slot` for `flag` if it is whole, its payload inline
+// and at most `max_words` words (at most kMailWideWords): its header to `*h`
+// and its payload to `buf`, from one trip to memory (the header and the
+// first kMailWideWords words loaded together). False otherwise, with
+// nothing written to `buf` past `max_words` words.
+RK_HOST_DEVICE inline bool MailboxTryTakeSmall(const u64* slot, u32 inline_words, u32 flag, u32 max_words,
+                                               MailHeader* h, u32* buf) {
+  constexpr u32 kFirst = kMailHeaderWords + kMailWideWords;
+  u64 w[kFirst];
+  const u32 first_words = kMailHeaderWords + (inline_words < kMailWideWords ? inline_words : kMailWideWords);
+RK_UNROLL
+  for (u32 i = 0; i < kFirst; i += 2) {
+    if (i < first_words) {
+      LoadLlPairGpu(slot + i, &w[i], &w[i + 1]);
+    } else {
+      w[i] = w[i + 1] = 0;
+    }
+  }
+  u32 bad = 0;
+  u32 hw[kMailHeaderWords];
+RK_UNROLL
+  for (u32 i = 0; i < kMailHeaderWords; ++i) {
+    bad |= LlWordFlag(w[i]) ^ flag;
+    hw[i] = LlData(w[i]);
+  }
+  if (bad != 0) return false;
+  *h = MailHeaderFromWords(hw);
+  if ((h->flags & (kMailPlain | kMailVoid)) != 0) return false;
+  const u32 words = (h->size + 3) / 4;
+  if (words > inline_words || words > max_words || words > kMailWideWords) return false;
+RK_UNROLL
+  for (u32 i = 0; i < kMailWideWords; ++i) {
+    if (i < words) bad |= LlWordFlag(w[kMailHeaderWords + i]) ^ flag;
+  }
+  if (bad != 0) return false;
+RK_UNROLL
+  for (u32 i = 0; i < kMailWideWords; ++i) {
+    if (i < words) buf[i] = LlData(w[kMailHeaderWords + i]);
+  }
+  return true;
+}
+
 // After taking the record of a slot and before releasing it: once every
 // 2^30 laps, stamps the inline words the record did not use (see above).
 RK_HOST_DEVICE inline void MailboxStampUnused(u64* slot, u32 inline_words, u32 flag, const MailHeader& h) {

@@ -50,6 +50,14 @@ __device__ __forceinline__ u64 GlobalTimerNs() {
 
 __device__ __forceinline__ u32 LaneId() { return threadIdx.x & 31; }
 
+// A barrier of the whole worker block that its threads may reach from
+// different places: the poller (warp 0) and the owners run loops of their
+// own (WorkerRoleLoop, rt_worker.cuh), each with the block's meeting, and a
+// block handler's threads come to it from both. `bar.sync` (__syncthreads)
+// is for a barrier the whole block reaches in one converged place;
+// `barrier.sync` without .aligned is not (PTX ISA, "barrier").
+__device__ __forceinline__ void BlockBarrier() { asm volatile("barrier.sync 0;" ::: "memory"); }
+
 // A measurement build (`actorc build -D RK_ASK_STAMPS`) stamps the steps of
 // each host request (a message with a correlation) with %globaltimer into
 // rk_ask_stamps, 16 stamps for each of the last 4096 correlations; rkbench's

@@ -238,7 +238,7 @@ __device__ __forceinline__ void Fail(Ctx& ctx, u32 code) {
 
 __device__ __forceinline__ void SyncBlock(Ctx& ctx) {
   if (ctx.d_.block) {
-    __syncthreads();
+    BlockBarrier();
   } else {
     // A barrier in a thread handler would wait for threads that never come.
     Fail(ctx, 0xFFFFFFFEu);

@@ -219,6 +219,7 @@ __device__ __forceinline__ void FillCtx(CtxData& d, const SystemParams* sys, Act
   d.block = block;
   d.failed = 0;
   d.retry = 0;
+  d.run = 0;
   d.sent = d.send_full = d.send_no_actor = d.send_other = 0;
 }
 
@@ -243,6 +244,122 @@ __device__ __forceinline__ void AddSends(OwnedActor& o, const HandlerOutcome& ou
   o.send_other += out.send_other;
 }
 
+#if defined(RK_STREAM_RUNS) && !defined(RK_TRACE)
+#define RK_STREAM_RUNS_ON 1
+#else
+#define RK_STREAM_RUNS_ON 0
+#endif
+#if RK_STREAM_RUNS_ON
+#define RK_STREAM_RUNS_ONLY(...) __VA_ARGS__
+// A stream's run: records after the first that a thread handler's call
+// runs, each through the same handler (the generated dispatch loops in
+// each handler's case, RunNext). When its mailbox is busy, the owner
+// (ServeMailbox) stages the records that follow the one it took — whole,
+// of the same type, payload inline and small — here, before the call;
+// the call runs them one after another, so that a stream's messages pay
+// the call, the owner's bookkeeping and the worker loop's step once per run
+// instead of once each (bench/NOTES.md, session 14). The takes happen in
+// the owner's loop, whose registers they had anyway: the handler's call
+// only reads shared memory. One per owner thread of the first kDirectSlots
+// (found from the thread's index: no argument, no field of the Ctx).
+//
+// A build option: programs built with -D RK_STREAM_RUNS (and without
+// RK_TRACE, which times each handler) have it. It makes a stream of small
+// messages to one actor 20-30 % faster and costs a message that arrives
+// alone 5-9 % (a loop around every thread handler's call; bench/NOTES.md,
+// session 14), so it is for programs whose actors mostly take streams.
+constexpr u32 kRunDepth = 4;        // records staged after the first
+constexpr u32 kRunWords = kMailWideWords;  // the largest payload staged, in words
+struct alignas(16) RunStage {
+  u32 payload[kRunWords];  // first: handed to the handler 16-byte aligned
+  u64 correlation;
+  u64 hlc;
+  u32 sender;
+};
+struct RunMore {
+  u32 next;  // staged records begun so far (how many: the Ctx's `run`)
+  // What the run did, for the owner: the staged records that were handled
+  // (`ran`; one that failed counts, and ends the run), whether the one
+  // after them asked to be retried (it stays at the head; the call's own
+  // retry flag is the first record's), the actor's clock after the last.
+  u32 ran, retry_next;
+  u64 hlc;
+  void* state;
+  RunStage stage[kRunDepth];
+};
+__shared__ RunMore rk_runs[kDirectSlots];
+
+// This thread's run, or null (the poller, and owner threads past the first
+// kDirectSlots: their streams run a record per call).
+__device__ __forceinline__ RunMore* RunOfThread() {
+  // The index read where it is used (a volatile read): in a loop around a
+  // handler, the compiler would otherwise compute this address before the
+  // handler and keep it in registers across it.
+  u32 tid;
+  asm volatile("mov.u32 %0, %%tid.x;" : "=r"(tid));
+  const u32 i = tid - kFirstOwner;
+  return i < kDirectSlots ? &rk_runs[i] : nullptr;
+}
+
+// After a thread handler returned, in the generated dispatch: whether the
+// run goes on, and if so the next staged record's payload (its Ctx refilled
+// for it: sender, correlation, clock merged at its start; the send counters
+// go on adding up). A staged record's retry_later ends the run with it left
+// at the head; a failure ends it with the record handled.
+__device__ __forceinline__ bool RunNext(Ctx& ctx, const void** payload) {
+  CtxData& d = ctx.d_;
+  const u32 count = d.run;  // a message that came alone: a register's test
+  if (__builtin_expect(count == 0, 1)) return false;
+  RunMore* m = RunOfThread();
+  const u32 k = m->next;
+  if (k != 0) {
+    if (d.retry && !d.failed) {
+      d.retry = 0;
+      m->retry_next = 1;
+      return false;
+    }
+    ++m->ran;
+  }
+  if ((d.failed | d.retry) != 0 || k >= count) return false;
+  const RunStage& st = m->stage[k];
+  d.hlc = HlcMerge(d.hlc, st.hlc, GlobalTimerNs());
+  m->hlc = d.hlc;
+  d.sender = st.sender;
+  d.correlation = st.correlation;
+  *payload = st.payload;
+  m->next = k + 1;
+  return true;
+}
+// The running actor's state, for the next record of a run.
+__device__ __forceinline__ void* RunState(const Ctx&) { return RunOfThread()->state; }
+
+// Stages, for the record at `head` just taken (of message type `type`), the
+// whole records after it that a run may take: up to `max`, stopping at the
+// first that is not whole, of another type, void, a host message, in the
+// plain area or larger than a stage holds. Returns how many. Out of line
+// and called with values: its loads' registers are not the owner loop's.
+__device__ __noinline__ u32 StageRun(RunMore* m, MailboxHeader* box, u32 log2, u32 slot_bytes, u32 inline_words,
+                                     u64 head, u32 type, u32 max) {
+  u32 staged = 0;
+  for (; staged < max; ++staged) {
+    const u64 pos = head + 1 + staged;
+    u64* slot = MailboxSlotAt(box, log2, slot_bytes, pos);
+    const u32 flag = LlFlag(pos, log2);
+    MailHeader h;
+    if (!MailboxTryTakeSmall(slot, inline_words, flag, kRunWords, &h, m->stage[staged].payload)) break;
+    if (h.type != type || (h.flags & kMailIngress) != 0) break;
+    MailboxStampUnused(slot, inline_words, flag, h);
+    RunStage& st = m->stage[staged];
+    st.sender = h.sender;
+    st.correlation = h.correlation;
+    st.hlc = h.hlc;
+  }
+  return staged;
+}
+#else
+#define RK_STREAM_RUNS_ONLY(...)
+#endif  // RK_STREAM_RUNS_ON
+
 // Runs one thread handler. Out of line and called with values only: its Ctx
 // is a local whose address never leaves it (the dispatch, the handlers and
 // the send path are inlined here), so the compiler keeps the Ctx and the
@@ -251,12 +368,13 @@ __device__ __forceinline__ void AddSends(OwnedActor& o, const HandlerOutcome& ou
 __device__ __noinline__ HandlerOutcome RunThreadHandler(const SystemParams* sys, u32 worker, OutboundCursor* out,
                                                         SendCache* sends, ActorSlot* slot, void* state,
                                                         u32 actor_type, u32 self, u32 msg_type, u32 sender,
-                                                        u64 correlation, u64 hlc, const void* payload) {
+                                                        u64 correlation, u64 hlc, const void* payload, u32 run) {
   RK_OC_ONLY(const long long oc0 = clock64();)
   RK_ASK_STAMP(correlation, kStampCallIn, GlobalTimerNs());
   Ctx ctx;
   CtxData& d = ctx.d_;
   FillCtx(d, sys, slot, nullptr, out, *sends, correlation, hlc, self, sender, worker, 0);
+  d.run = run;
   RK_ASK_STAMP(correlation, kStampHandlerIn, GlobalTimerNs());
   RK_OC_ONLY(const long long oc1 = clock64();)
   DispatchThread(actor_type, state, msg_type, payload, ctx);
@@ -291,8 +409,11 @@ enum class Handled : u32 { kDone = 0, kNeedsBlock = 1, kRetry = 2 };
 // Handles one record taken for `o` with a thread handler, or reports it.
 // `kThread`: the record is known to have a thread handler (a hand-over: the
 // poller checked), so the handler table is not consulted.
+// `run`: records the caller staged after this one for the call to run
+// (RunMore), 0 for none; those handled are counted here, and the caller
+// advances its head past them (RunMore::ran).
 template <bool kThread = false>
-__device__ Handled HandleOne(WorkerThread& w, OwnedActor& o, const MailRecord& r) {
+__device__ Handled HandleOne(WorkerThread& w, OwnedActor& o, const MailRecord& r, u32 run = 0) {
   RK_OC_ONLY(const long long oc_in = clock64();)
   const SystemParams* sys = w.sys;
   if (r.h.flags & kMailVoid) return Handled::kDone;
@@ -320,11 +441,20 @@ __device__ Handled HandleOne(WorkerThread& w, OwnedActor& o, const MailRecord& r
   RK_OC_ONLY(const long long oc_call = clock64();)
   RK_OC_ADD(kOcPreCall, oc_call - oc_in);
   const HandlerOutcome out = RunThreadHandler(sys, w.worker, w.out, w.sends, o.slot, o.state, o.type, o.index,
-                                              r.h.type, r.h.sender, r.h.correlation, hlc, r.payload);
+                                              r.h.type, r.h.sender, r.h.correlation, hlc, r.payload, run);
   RK_OC_ADD(kOcCall, clock64() - oc_call);
   RK_TRACE_ONLY(const u64 end_ns = GlobalTimerNs();)
   o.hlc = hlc;
   AddSends(o, out);
+#if RK_STREAM_RUNS_ON
+  if (run != 0) {
+    const RunMore* more = RunOfThread();
+    if (more->ran != 0) {
+      o.hlc = more->hlc;
+      o.handled += more->ran;
+    }
+  }
+#endif
   if (out.failed) {
     o.failed = 1;
   } else if (out.retry) {
@@ -361,6 +491,7 @@ __device__ u32 ServeMailbox(WorkerThread& w, OwnedActor& o, DirectSlot* direct, 
   u32 n = 0;
   u32 spins = 0;
   RK_OC_ADD(kOcServeCalls, 1);
+  RK_STREAM_RUNS_ONLY(RunMore* more = nullptr;)  // this thread's run, looked up once a stream shows
   while (n < sys->batch_max) {
     RK_OC_ONLY(const long long oc0 = clock64();)
     u64* slot = MailboxSlotAt(o.box, o.log2, o.slot_bytes, o.head);
@@ -384,7 +515,42 @@ __device__ u32 ServeMailbox(WorkerThread& w, OwnedActor& o, DirectSlot* direct, 
     RK_OC_ADD(kOcTaken, 1);
     RK_OC_ADD(kOcTake, oc1 - oc0);
     if (!(r.h.flags & kMailVoid)) MarkRunning(w, RunningEntry(o.index, r.h.type));
-    const Handled handled = HandleOne(w, o, r);
+    // The records after this one may run in the same call (a stream of one
+    // type, RunMore): up to the batch, and not past the next point where
+    // producers get slots back (a run holds its slots until it returns).
+    // Not after a host message (its count and order events are kept here)
+    // or a large one, nor in builds that trace or time each handler.
+    u32 ran = 0;
+    u32 retry_next = 0;
+    // Only while the mailbox is busy (a record was taken before this one in
+    // this call): a message that arrives alone (a hop, a request) goes to
+    // its handler without a look further, or any other cost.
+    u32 staged = 0;
+#if RK_STREAM_RUNS_ON
+    if (n != 0 && (r.h.flags & (kMailIngress | kMailVoid | kMailPlain)) == 0 && r.h.size <= 4 * kRunWords) {
+      if (more == nullptr) more = RunOfThread();
+      const u64 quarter = capacity / 4;
+      const u64 since = o.head - o.released;
+      if (more != nullptr && quarter > since + 1) {
+        const u64 room = quarter - since - 1;
+        u32 max = sys->batch_max - n - 1;
+        if (room < max) max = static_cast<u32>(room);
+        if (kRunDepth < max) max = kRunDepth;
+        staged = StageRun(more, o.box, o.log2, o.slot_bytes, o.inline_words, o.head, r.h.type, max);
+        if (staged != 0) {
+          more->next = more->ran = more->retry_next = 0;
+          more->state = o.state;
+        }
+      }
+    }
+#endif
+    const Handled handled = HandleOne(w, o, r, staged);
+#if RK_STREAM_RUNS_ON
+    if (staged != 0) {
+      ran = more->ran;
+      retry_next = more->retry_next;
+    }
+#endif
     RK_OC_ONLY(const long long oc2 = clock64();)
     RK_OC_ADD(kOcHandle, oc2 - oc1);
     if (handled == Handled::kNeedsBlock) {
@@ -405,11 +571,16 @@ __device__ u32 ServeMailbox(WorkerThread& w, OwnedActor& o, DirectSlot* direct, 
     }
     if ((r.h.flags & kMailIngress) && direct != nullptr) atomicSub(&direct->pending, 1u);
     MailboxStampUnused(slot, o.inline_words, flag, r.h);
-    ++o.head;
-    ++n;
+    o.head += 1 + ran;
+    n += 1 + ran;
+    RK_OC_ADD(kOcTaken, ran);
     // Producers get slots back while a long stream keeps the mailbox busy.
     if (o.head - o.released >= capacity / 4) ReleaseOwned(o);
     RK_OC_ADD(kOcAfter, clock64() - oc2);
+    if (retry_next != 0) {  // the record now at the head asked to be retried
+      *retried = true;
+      break;
+    }
   }
   if (n != 0) {
     o.hot = 64;
@@ -1145,12 +1316,12 @@ __device__ void RunBlockMessage(WorkerThread& w, u32 a, u8* smem, u64* s_hlc, un
     begin_ns = GlobalTimerNs();
     *s_hlc = HlcMerge(o.hlc, r.h.hlc, begin_ns);
   }
-  __syncthreads();
+  BlockBarrier();
   Ctx ctx;
   InitCtx(ctx, w, o, r.h, *s_hlc, smem, 1);
   if (!o.failed) DispatchBlock(o.type, o.state, r.h.type, r.payload, ctx);
   *w.sends = ctx.d_.cache;
-  __syncthreads();
+  BlockBarrier();
   if (tid == 0) {
     // Thread 0 (the leader) is the one that sends and fails.
     if (o.failed) {
@@ -1177,7 +1348,7 @@ __device__ void RunBlockMessage(WorkerThread& w, u32 a, u8* smem, u64* s_hlc, un
     MailboxRelease(o.box, o.head);
     MarkRunning(w, 0);
   }
-  __syncthreads();
+  BlockBarrier();
 }
 
 // Takes the messages the poller handed over in `d`, if any, and handles
@@ -1391,8 +1562,10 @@ __device__ __forceinline__ void WorkerRoleLoop(const SystemParams* sys, u32 work
       StoreRelaxedGpu(&stats->handled, *sh.handled);
     }
     // Block work and halting: the whole block meets only when asked to.
+    // (Each role has this code, so its barriers are BlockBarrier's: a
+    // barrier that several instructions of the block meet at.)
     if (__any_sync(0xFFFFFFFFu, *static_cast<volatile u32*>(sh.request) != 0)) {
-      __syncthreads();
+      BlockBarrier();
       const u32 request = *static_cast<volatile u32*>(sh.request);
       const u32 n_pending = *static_cast<volatile u32*>(sh.pending_count);
       for (u32 i = 0; i < n_pending; ++i) {
@@ -1401,12 +1574,12 @@ __device__ __forceinline__ void WorkerRoleLoop(const SystemParams* sys, u32 work
         if (!kPoller && a == first) mine = LoadOwned(sys, list[a]);
       }
       if (n_pending != 0) did = 1;
-      __syncthreads();
+      BlockBarrier();
       if (tid == 0) {
         *sh.pending_count = 0;
         *sh.request = 0;
       }
-      __syncthreads();
+      BlockBarrier();
       if (request & kRequestHalt) break;
     }
     // Idle: after idle_spin_ns without work, this warp sleeps between polls

@@ -310,6 +310,43 @@ struct RK_ACTOR Bucket {
   RK_HANDLER void on(const DropQuery& q, rk::Ctx& ctx) { ctx.reply(DropCount{received, out_of_order}); }
 };
 
+// ---- A stream's consumer that hands some messages back and may fail:
+// Seq messages from one Producer, in order. Every `retry_every`-th message
+// is handed back (ctx.retry_later) the first time it arrives; message
+// `fail_at` fails the actor (code 77). With a stream in its mailbox these
+// happen inside runs (RK_STREAM_RUNS, rt_worker.cuh), where the records after
+// them must stay for later or go to the dead letters. ----
+struct PickyConfig { int retry_every; int fail_at; };
+struct PickyQuery { int unused; };
+struct PickyReport { long long handled; long long violations; long long retries; int last; };
+struct RK_ACTOR Picky {
+  int retry_every;
+  int fail_at;
+  int last;
+  int retried;  // the message handed back last
+  long long handled;
+  long long violations;
+  long long retries;
+  RK_HANDLER void on(const PickyConfig& c, rk::Ctx& ctx) {
+    retry_every = c.retry_every;
+    fail_at = c.fail_at;
+    ctx.reply(PickyReport{handled, violations, retries, last});
+  }
+  RK_HANDLER void on(const Seq& s, rk::Ctx& ctx) {
+    if (retry_every != 0 && s.n % retry_every == 0 && retried != s.n) {
+      retried = s.n;
+      ++retries;
+      ctx.retry_later();
+      return;
+    }
+    if (s.n != last + 1) ++violations;
+    last = s.n;
+    ++handled;
+    if (s.n == fail_at) ctx.fail(77);
+  }
+  RK_HANDLER void on(const PickyQuery& q, rk::Ctx& ctx) { ctx.reply(PickyReport{handled, violations, retries, last}); }
+};
+
 // ---- A handler that takes as long as it is told, for the handler-time
 // histograms (handler_times.h). ----
 struct Wait { unsigned ns; };
