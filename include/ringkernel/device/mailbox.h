@@ -390,6 +390,36 @@ inline constexpr u32 kMailWideWords = 16;
 // Payload words read per pass after the first.
 inline constexpr u32 kMailRestWords = 8;
 
+// The words of a record's first pass: the header and up to kMailWideWords
+// inline words, from word `from` on (even) into `w`, every load issued
+// before any is used; words past the slot's inline words read as zero.
+RK_HOST_DEVICE RK_FORCEINLINE void MailboxLoadFirstPass(const u64* slot, u32 inline_words, u32 from, u64* w) {
+  const u32 first_words = kMailHeaderWords + (inline_words < kMailWideWords ? inline_words : kMailWideWords);
+RK_UNROLL
+  for (u32 i = 0; i < kMailHeaderWords + kMailWideWords; i += 2) {
+    if (i < from) continue;
+    if (i < first_words) {
+      LoadLlPairGpu(slot + i, &w[i], &w[i + 1]);
+    } else {
+      w[i] = w[i + 1] = 0;
+    }
+  }
+}
+
+// The header from a first pass, if all its words carry `flag`.
+RK_HOST_DEVICE RK_FORCEINLINE bool MailboxFirstHeader(const u64* w, u32 flag, MailHeader* h) {
+  u32 bad = 0;
+  u32 hw[kMailHeaderWords];
+RK_UNROLL
+  for (u32 i = 0; i < kMailHeaderWords; ++i) {
+    bad |= LlWordFlag(w[i]) ^ flag;
+    hw[i] = LlData(w[i]);
+  }
+  if (bad != 0) return false;
+  *h = MailHeaderFromWords(hw);
+  return true;
+}
+
 // Tries to take the record at `slot` for `flag`. On success fills `*r`,
 // copying an inline payload to `inline_buf` (kMailInlineMaxWords words,
 // 16-byte aligned). Returns false while any needed word is missing.
@@ -400,28 +430,12 @@ inline constexpr u32 kMailRestWords = 8;
 // all the loads of a pass are issued before any of them is checked.
 RK_HOST_DEVICE inline bool MailboxTryTake(const u64* slot, u32 inline_words, u32 flag, bool wide, MailRecord* r,
                                           u32* inline_buf) {
-  constexpr u32 kFirst = kMailHeaderWords + kMailWideWords;  // words of the first pass
-  u64 w[kFirst];
+  u64 w[kMailHeaderWords + kMailWideWords];  // the first pass
   LoadLlPairGpu(slot, &w[0], &w[1]);
   if (!wide && (LlWordFlag(w[0]) != flag || LlWordFlag(w[1]) != flag)) return false;
-  const u32 first_words = kMailHeaderWords + (inline_words < kMailWideWords ? inline_words : kMailWideWords);
-RK_UNROLL
-  for (u32 i = 2; i < kFirst; i += 2) {
-    if (i < first_words) {
-      LoadLlPairGpu(slot + i, &w[i], &w[i + 1]);
-    } else {
-      w[i] = w[i + 1] = 0;
-    }
-  }
+  MailboxLoadFirstPass(slot, inline_words, 2, w);
+  if (!MailboxFirstHeader(w, flag, &r->h)) return false;
   u32 bad = 0;
-  u32 hw[kMailHeaderWords];
-RK_UNROLL
-  for (u32 i = 0; i < kMailHeaderWords; ++i) {
-    bad |= LlWordFlag(w[i]) ^ flag;
-    hw[i] = LlData(w[i]);
-  }
-  if (bad != 0) return false;
-  r->h = MailHeaderFromWords(hw);
   if (r->h.flags & (kMailPlain | kMailVoid)) {
     // The producer fenced before the header: acquire, then read in place.
     FenceAcquireGpu();
@@ -471,27 +485,11 @@ RK_UNROLL
 // nothing written to `buf` past `max_words` words.
 RK_HOST_DEVICE inline bool MailboxTryTakeSmall(const u64* slot, u32 inline_words, u32 flag, u32 max_words,
                                                MailHeader* h, u32* buf) {
-  constexpr u32 kFirst = kMailHeaderWords + kMailWideWords;
-  u64 w[kFirst];
-  const u32 first_words = kMailHeaderWords + (inline_words < kMailWideWords ? inline_words : kMailWideWords);
-RK_UNROLL
-  for (u32 i = 0; i < kFirst; i += 2) {
-    if (i < first_words) {
-      LoadLlPairGpu(slot + i, &w[i], &w[i + 1]);
-    } else {
-      w[i] = w[i + 1] = 0;
-    }
-  }
-  u32 bad = 0;
-  u32 hw[kMailHeaderWords];
-RK_UNROLL
-  for (u32 i = 0; i < kMailHeaderWords; ++i) {
-    bad |= LlWordFlag(w[i]) ^ flag;
-    hw[i] = LlData(w[i]);
-  }
-  if (bad != 0) return false;
-  *h = MailHeaderFromWords(hw);
+  u64 w[kMailHeaderWords + kMailWideWords];
+  MailboxLoadFirstPass(slot, inline_words, 0, w);
+  if (!MailboxFirstHeader(w, flag, h)) return false;
   if ((h->flags & (kMailPlain | kMailVoid)) != 0) return false;
+  u32 bad = 0;
   const u32 words = (h->size + 3) / 4;
   if (words > inline_words || words > max_words || words > kMailWideWords) return false;
 RK_UNROLL

@@ -250,7 +250,6 @@ __device__ __forceinline__ void AddSends(OwnedActor& o, const HandlerOutcome& ou
 #define RK_STREAM_RUNS_ON 0
 #endif
 #if RK_STREAM_RUNS_ON
-#define RK_STREAM_RUNS_ONLY(...) __VA_ARGS__
 // A stream's run: records after the first that a thread handler's call
 // runs, each through the same handler (the generated dispatch loops in
 // each handler's case, RunNext). When its mailbox is busy, the owner
@@ -292,9 +291,10 @@ __shared__ RunMore rk_runs[kDirectSlots];
 // This thread's run, or null (the poller, and owner threads past the first
 // kDirectSlots: their streams run a record per call).
 __device__ __forceinline__ RunMore* RunOfThread() {
-  // The index read where it is used (a volatile read): in a loop around a
-  // handler, the compiler would otherwise compute this address before the
-  // handler and keep it in registers across it.
+  // The index read where it is used (a volatile read): in the loop around
+  // a handler the compiler would otherwise compute this address before the
+  // handler and keep it in registers across it (the bench program then
+  // spills 108 bytes).
   u32 tid;
   asm volatile("mov.u32 %0, %%tid.x;" : "=r"(tid));
   const u32 i = tid - kFirstOwner;
@@ -356,8 +356,6 @@ __device__ __noinline__ u32 StageRun(RunMore* m, MailboxHeader* box, u32 log2, u
   }
   return staged;
 }
-#else
-#define RK_STREAM_RUNS_ONLY(...)
 #endif  // RK_STREAM_RUNS_ON
 
 // Runs one thread handler. Out of line and called with values only: its Ctx
@@ -491,7 +489,9 @@ __device__ u32 ServeMailbox(WorkerThread& w, OwnedActor& o, DirectSlot* direct, 
   u32 n = 0;
   u32 spins = 0;
   RK_OC_ADD(kOcServeCalls, 1);
-  RK_STREAM_RUNS_ONLY(RunMore* more = nullptr;)  // this thread's run, looked up once a stream shows
+#if RK_STREAM_RUNS_ON
+  RunMore* more = nullptr;  // this thread's run, looked up once a stream shows
+#endif
   while (n < sys->batch_max) {
     RK_OC_ONLY(const long long oc0 = clock64();)
     u64* slot = MailboxSlotAt(o.box, o.log2, o.slot_bytes, o.head);
