@@ -290,6 +290,13 @@ absl::Status SystemImpl::Init() {
   }
   worker_producers_ = std::make_unique<RingProducer[]>(workers);
   admission_.Init(workers);
+  // A ring that one thread alone writes is that thread's (ring_owner.h),
+  // where the process barrier is available and RINGKERNEL_SHARED_RINGS is
+  // not set (then every Send claims its record in the ring, as with several
+  // writers: for comparisons).
+  const char* shared_rings = std::getenv("RINGKERNEL_SHARED_RINGS");
+  ring_owners_.Init(workers, admission_.asymmetric() &&
+                                 (shared_rings == nullptr || shared_rings[0] == '\0' || shared_rings[0] == '0'));
   out_heads_ = std::make_unique<std::atomic<u64>[]>(workers);
   asks_waiting_ = std::make_unique<std::atomic<uint32_t>[]>(workers);
   for (uint32_t w = 0; w < workers; ++w) {
@@ -467,33 +474,52 @@ bool SystemImpl::TryWrite(LlRingHeader* ring, u32 log2, RingProducer& p, const L
   return true;
 }
 
-bool SystemImpl::TryWriteUnits(LlRingHeader* ring, u32 log2, RingProducer& p, const LlHeader& h,
+bool SystemImpl::TryWriteUnits(uint32_t w, RingOwners::Mode* mode, uint32_t me, const LlHeader& h,
                                const void* payload) {
-  u64 pos;
-  if (!LlTryClaimUnits(RingSlots(ring), log2, params_.max_payload, &p.tail, &p.cached_head, &ring->head.value,
-                       h.size, &pos)) {
-    return false;
-  }
-  u64* slot = LlSlot(RingSlots(ring), kLlUnitWords, log2, pos);
-  if (pause_mid_record_armed_.load(std::memory_order_relaxed) && pause_mid_record_armed_.exchange(false)) {
-    // Fault injection (system_access.h): a writer preempted mid-record.
-    std::function<void()> pause;
-    int first = -1;
+  const RingRef ring = WorkerRingRef(w);
+  auto barrier = [this] { admission_.Barrier(); };
+  auto open = [this] { return admission_.open(); };
+  if (*mode == RingOwners::Mode::kOwned && stop_owned_armed_.load(std::memory_order_relaxed) &&
+      stop_owned_armed_.exchange(false)) {
+    // Fault injection (system_access.h): an owner stopped mid-record.
+    std::function<void()> stop;
     {
       absl::MutexLock lock(&hook_mu_);
-      pause = std::move(pause_mid_record_);
-      first = pause_mid_record_words_;
+      stop = std::move(stop_owned_);
     }
-    std::vector<u64> words(kLlHeaderWords + (h.size + 3) / 4);
-    LlWriteRecord(words.data(), LlFlag(pos, log2), h, payload);
-    const size_t split = first < 0 ? words.size() / 2 : std::min<size_t>(first, words.size());
-    // Word 1 (the size) is the claim, already there; the rest in order.
-    for (size_t i = 0; i < split; ++i) StoreRelaxedSys(slot + i, words[i]);
-    if (pause) pause();
-    for (size_t i = split; i < words.size(); ++i) StoreRelaxedSys(slot + i, words[i]);
-    return true;
+    auto call = [](void* f) { (*static_cast<std::function<void()>*>(f))(); };
+    return ring_owners_.TryWrite(w, me, mode, ring, h, payload, barrier, open, stop ? +call : nullptr, &stop);
   }
-  LlWriteRecord(slot, LlFlag(pos, log2), h, payload);
+  if (!pause_mid_record_armed_.load(std::memory_order_relaxed) || !pause_mid_record_armed_.exchange(false)) {
+    return ring_owners_.TryWrite(w, me, mode, ring, h, payload, barrier, open);
+  }
+  // Fault injection (system_access.h): a writer preempted mid-record, in a
+  // record claimed in order, as a shared ring's writers write it.
+  if (*mode == RingOwners::Mode::kOwned) {
+    ring_owners_.GiveUp(w, me, ring);
+    *mode = RingOwners::Mode::kShared;
+  }
+  u64 pos;
+  if (!LlTryClaimUnits(ring.slots, ring.log2, ring.max_payload, ring.hint, ring.cached_head, ring.head, h.size, &pos,
+                       ring_owners_.Floored(w), ring_owners_.Floor(w))) {
+    pause_mid_record_armed_.store(true);  // for the next attempt
+    return false;
+  }
+  u64* slot = LlSlot(ring.slots, kLlUnitWords, ring.log2, pos);
+  std::function<void()> hook;
+  int first = -1;
+  {
+    absl::MutexLock lock(&hook_mu_);
+    hook = std::move(pause_mid_record_);
+    first = pause_mid_record_words_;
+  }
+  std::vector<u64> words(kLlHeaderWords + (h.size + 3) / 4);
+  LlWriteRecord(words.data(), LlFlag(pos, ring.log2), h, payload);
+  const size_t split = first < 0 ? words.size() / 2 : std::min<size_t>(first, words.size());
+  // Word 1 (the size) is the claim, already there; the rest in order.
+  for (size_t i = 0; i < split; ++i) StoreRelaxedSys(slot + i, words[i]);
+  if (hook) hook();
+  for (size_t i = split; i < words.size(); ++i) StoreRelaxedSys(slot + i, words[i]);
   return true;
 }
 
@@ -989,15 +1015,16 @@ absl::Status SystemImpl::SendUntraced(ActorId to, uint32_t type_id, const void* 
   h.peer = static_cast<u32>(place >> 32);  // the actor's position in its worker's list
   h.correlation = correlation;
   h.hlc = host_hlc_.load(std::memory_order_relaxed);
-  LlRingHeader* ring = WorkerIn(worker);
-  RingProducer& producer = worker_producers_[worker];
   const u32 log2 = params_.worker_in_log2;
+  // Streamed by the ring's owner, or claimed in a shared ring (ring_owner.h).
+  const uint32_t me = admission_.SlotTag();
+  RingOwners::Mode mode = ring_owners_.Enter(worker, me, WorkerRingRef(worker), [this] { admission_.Barrier(); });
   // Admitted, or refused if Stop (or a fault) has closed the gate: from here
   // until the record is whole, Stop waits for this Send (writer_gate.h).
   if (!admission_.TryEnter(worker)) return NotAccepting("Send");
   absl::Cleanup leave = [this, worker] { admission_.Leave(worker); };
   if (pause_next_send_armed_.load(std::memory_order_relaxed)) RunPauseHook();
-  if (TryWriteUnits(ring, log2, producer, h, bytes)) return absl::OkStatus();
+  if (TryWriteUnits(worker, &mode, me, h, bytes)) return absl::OkStatus();
   host_ring_full_.fetch_add(1, std::memory_order_relaxed);
   if (deadline == absl::InfinitePast()) {
     return absl::ResourceExhaustedError(absl::StrCat(
@@ -1008,7 +1035,7 @@ absl::Status SystemImpl::SendUntraced(ActorId to, uint32_t type_id, const void* 
   }
   uint32_t spins = 0;
   for (;;) {
-    if (TryWriteUnits(ring, log2, producer, h, bytes)) return absl::OkStatus();
+    if (TryWriteUnits(worker, &mode, me, h, bytes)) return absl::OkStatus();
     if ((++spins & 1023) == 0) {
       bool finished = false;
       RK_RETURN_IF_ERROR(CheckKernel(&finished));
@@ -1233,6 +1260,7 @@ absl::StatusOr<SystemStats> SystemImpl::Stats(bool fresh) {
   st.ingress_delivered = LoadMapped(&control_->ingress_messages.value);
   st.ingress_dead = LoadMapped(&control_->ingress_dead.value);
   st.outbound_full = LoadMapped(&control_->outbound_full.value);
+  st.host_holes = LoadMapped(&control_->host_holes.value);
   {
     absl::MutexLock lock(&out_mu_);
     DrainLocked();

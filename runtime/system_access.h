@@ -34,6 +34,16 @@ struct SystemAccess {
   static void PauseNextRecordMidway(System& system, std::function<void()> pause, int words_first = -1) {
     system.impl_->PauseNextRecordMidway(std::move(pause), words_first);
   }
+  // The next record that a ring's owner streams (runtime/ring_owner.h) stops
+  // after the owner saw it still owns the ring, before any of its stores:
+  // `stop` runs on the sending thread and may block (an owner preempted
+  // mid-record). A thread that sends to that worker meanwhile takes the ring.
+  static void StopNextOwnedRecord(System& system, std::function<void()> stop) {
+    system.impl_->StopNextOwnedRecord(std::move(stop));
+  }
+  // The state of worker `w`'s host ring: the tag of the thread that alone
+  // writes it, or RingOwners::kFree / kShared (ring_owner.h).
+  static uint32_t RingOwnerOf(const System& system, uint32_t w) { return system.impl_->RingOwnerOf(w); }
   // Copies `bytes` of the program's __device__ variable `name` into `dst`:
   // how rkbench reads what a measurement build recorded on the GPU.
   static absl::Status ReadDeviceGlobal(System& system, std::string_view name, void* dst, size_t bytes) {

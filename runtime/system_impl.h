@@ -37,6 +37,7 @@
 #include "runtime/mapped_buffer.h"
 #include "runtime/module.h"
 #include "runtime/stream.h"
+#include "runtime/ring_owner.h"
 #include "runtime/trace_events.h"
 #include "runtime/writer_gate.h"
 
@@ -79,6 +80,14 @@ class SystemImpl {
     pause_mid_record_words_ = words_first;
     pause_mid_record_armed_.store(true);
   }
+  void StopNextOwnedRecord(std::function<void()> stop) {
+    absl::MutexLock lock(&hook_mu_);
+    stop_owned_ = std::move(stop);
+    stop_owned_armed_.store(true);
+  }
+  // The state of worker `w`'s ring: its owner's tag, or RingOwners::kFree,
+  // kRevoking, kShared (ring_owner.h).
+  uint32_t RingOwnerOf(uint32_t w) const { return ring_owners_.OwnerOf(w); }
   // Copies `bytes` of the program's __device__ variable `name` (a
   // measurement build's stamps) into `dst`.
   absl::Status ReadDeviceGlobal(std::string_view name, void* dst, size_t bytes);
@@ -175,8 +184,17 @@ class SystemImpl {
   LlRingHeader* WorkerIn(uint32_t w) const { return WorkerRing(worker_in_host_, params_.worker_ring_bytes, w); }
   LlRingHeader* WorkerOut(uint32_t w) const { return WorkerRing(worker_out_host_, params_.worker_ring_bytes, w); }
   // Host records written to worker rings and not yet taken by the workers.
-  // Host → worker rings (variable-length records, ll_ring.h).
-  bool TryWriteUnits(LlRingHeader* ring, u32 log2, RingProducer& p, const LlHeader& h, const void* payload);
+  // Host → worker rings (variable-length records, ll_ring.h): one attempt
+  // at writing a record to worker `w`'s, streamed by the ring's owner or
+  // claimed shared (ring_owner.h: *mode, from RingOwners::Enter, becomes
+  // kShared if the ring was taken meanwhile). False if it is full. `me`: the
+  // calling thread's gate tag. Called inside the writer gate.
+  bool TryWriteUnits(uint32_t w, RingOwners::Mode* mode, uint32_t me, const LlHeader& h, const void* payload);
+  RingRef WorkerRingRef(uint32_t w) {
+    LlRingHeader* ring = WorkerIn(w);
+    return RingRef{RingSlots(ring),           params_.worker_in_log2,       params_.max_payload,
+                   &worker_producers_[w].tail, &worker_producers_[w].cached_head, &ring->head.value};
+  }
   uint64_t HostRecordsInFlight() const;
   // Where the claimed records of worker `w`'s ring end.
   u64 ClaimedEnd(uint32_t w) const;
@@ -264,6 +282,8 @@ class SystemImpl {
   // open from the kernel's start until Stop (or a fault) closes it. Stop
   // waits for every admitted Send to finish its record.
   WriterGate admission_;
+  // Which thread, if one alone, writes each worker's ring (ring_owner.h).
+  RingOwners ring_owners_;
   // Lock order (a thread holding one may take only those after it):
   //   trace_session_mu_ → spawn_mu_ → control_mu_ → out_mu_ → trace_mu_ → mu_ → state_mu_
   // (hook_mu_ is held alone, only to set or take the PauseNextSend hook.)
@@ -289,6 +309,8 @@ class SystemImpl {
   std::function<void()> pause_next_send_ ABSL_GUARDED_BY(hook_mu_);
   // Fault injection: the next record is written in two halves around a hook.
   std::atomic<bool> pause_mid_record_armed_{false};
+  std::atomic<bool> stop_owned_armed_{false};
+  std::function<void()> stop_owned_ ABSL_GUARDED_BY(hook_mu_);
   std::function<void()> pause_mid_record_ ABSL_GUARDED_BY(hook_mu_);
   int pause_mid_record_words_ ABSL_GUARDED_BY(hook_mu_) = -1;
 

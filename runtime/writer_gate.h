@@ -135,6 +135,18 @@ class WriterGate {
     lanes_[lane].writers.fetch_sub(1, std::memory_order_release);
   }
 
+  // The calling thread's tag in this gate: its slot's index + 1, or 0 for a
+  // thread beyond kSlots (which writes through the lanes).
+  uint32_t SlotTag() {
+    Slot* s = MySlot();
+    return s == nullptr ? 0u : static_cast<uint32_t>(s - slots_.get()) + 1;
+  }
+  // The process-wide barrier of asymmetric mode (nothing otherwise): every
+  // running thread of the process executes a full barrier before it returns.
+  void Barrier() {
+    if (asymmetric_) ProcessBarrier();
+  }
+
   // Writers admitted and not yet left. After Close it only falls, and once
   // it reads 0 every admitted writer's stores happen before the caller's
   // next reads.

@@ -117,7 +117,7 @@ LlHeader HeaderFor(u32 producer, u64 seq, u32 size) {
   h.actor = producer;
   h.peer = ~producer;
   h.aux = static_cast<u32>(seq * 3);
-  h.reserved = static_cast<u32>(seq) ^ 0xA5A5A5A5u;
+  h.writer = static_cast<u32>(seq) ^ 0xA5A5A5A5u;
   h.correlation = seq | (u64{producer} << 48);
   h.hlc = seq * 0x9E3779B97F4A7C15ull + producer;
   return h;
@@ -137,7 +137,7 @@ void WriteRecord(TestRing& ring, u64 pos, u32 producer, u64 seq, u32 size, u32 m
 std::string CheckRecord(const LlHeader& h, const u32* payload, u32 producer, u64 seq, u32 size, u32 sentinel) {
   const LlHeader want = HeaderFor(producer, seq, size);
   if (h.type != want.type || h.size != want.size || h.actor != want.actor || h.peer != want.peer || h.aux != want.aux ||
-      h.reserved != want.reserved || h.correlation != want.correlation || h.hlc != want.hlc) {
+      h.writer != want.writer || h.correlation != want.correlation || h.hlc != want.hlc) {
     return "header differs";
   }
   const u8* bytes = reinterpret_cast<const u8*>(payload);

@@ -29,6 +29,8 @@
 
 #include "gtest/gtest.h"
 #include "ringkernel/device/ll_ring.h"
+#include "runtime/ring_owner.h"
+#include "runtime/writer_gate.h"
 
 namespace rk {
 namespace {
@@ -104,6 +106,18 @@ class UnitRing {
   void Release(u64 new_head) { LlRelease(header_, new_head); }
   u64 tail() const { return LoadAcquireGpu(&tail_.value); }
   u64 head() const { return LoadAcquireSys(&header_->head.value); }
+  // The ring as its producers see it (runtime/ring_owner.h).
+  RingRef Ref() { return RingRef{slots(), capacity_log2_, max_payload_, &tail_.value, &cached_head_.value, &header_->head.value}; }
+  // What hole mode's look at `pos` finds (rt_worker.cuh, HostHoleLook):
+  // whole or not, then the writer word.
+  LlHoleLook Look(u64 pos, LlReadResult read) const {
+    LlHoleLook look;
+    look.whole = read == LlReadResult::kReady;
+    const u64 writer = LoadRelaxedSys(Unit(pos) + 5);
+    look.writer = LlData(writer);
+    look.writer_known = LlWordFlag(writer) == Flag(pos);
+    return look;
+  }
 
  private:
   u32 capacity_log2_;
@@ -355,19 +369,23 @@ void Consume(UnitRing* ring, u64 start, u32 producers, u64 total, UnitLog* log, 
     }
     // Hole mode: the head was read; now the holes, last first (each read
     // after the one before it: x86 keeps loads in order, as the GPU's
-    // poller orders them by a fence and by waiting for each).
-    int which = -1;
-    for (size_t j = holes.size(); j-- > 0;) {
+    // poller orders them by a fence and by waiting for each), and the
+    // poller's choice among them (LlHolePick).
+    const u32 n = static_cast<u32>(holes.size());
+    LlHoleLook looks[kMaxHoles + 1];
+    looks[n] = ring->Look(pos, r);
+    for (u32 j = n; j-- > 0;) {
       LlHeader hh;
       u32 hu = 0;
-      if (ring->TryRead(holes[j].first, &hh, buffer.data(), &hu) == LlReadResult::kReady) which = static_cast<int>(j);
+      looks[j] = ring->Look(holes[j].first, ring->TryRead(holes[j].first, &hh, buffer.data(), &hu));
     }
-    if (which >= 0) {
-      const u64 at = holes[which].first;
+    const u32 pick = LlHolePick(looks, n);
+    if (pick < n) {
+      const u64 at = holes[pick].first;
       if (ring->TryRead(at, &h, buffer.data(), &units) != LlReadResult::kReady) return fail(at, "a whole record changed");
-      holes.erase(holes.begin() + which);
+      holes.erase(holes.begin() + pick);
       if (!deliver(at, h, units)) return;
-    } else if (r == LlReadResult::kReady) {
+    } else if (pick == n) {
       if (ring->TryRead(pos, &h, buffer.data(), &units) != LlReadResult::kReady) return fail(pos, "a whole record changed");
       if (!deliver(pos, h, units)) return;
       pos += units;
@@ -435,6 +453,222 @@ TEST(LlUnitsTest, RecordsBehindAPausedProducerAreTakenPastItsHoleInOrderPerProdu
   RunUnits(6, 220, 0, 4, 1500, 100, true);
 }
 TEST(LlUnitsTest, HolesWithPositionsThatWrapAround64Bits) { RunUnits(6, 100, ~u64{0} - 500, 3, 1500, 50, true); }
+
+// ---- Rings with an owner (runtime/ring_owner.h), as System::Send writes. ----
+
+struct OwnerRun {
+  UnitRing* ring;
+  RingOwners* owners;
+  WriterGate* gate;
+  UnitLog* log;
+  Watchdog* watchdog;
+  std::atomic<bool> go{false};              // the other producers may start
+  std::atomic<u64> written_by_others{0};    // records the other producers wrote
+  std::atomic<u64> others_during_pause{0};  // of them, while the owner was stopped
+  std::atomic<u32> owner_before_others{0};  // the ring's owner when they started
+};
+
+// The owner stops between seeing it owns the ring and its stores (its
+// intent published), lets the others start, and stays stopped for a while
+// (long enough for the reader to open a hole on a loaded two-core machine).
+constexpr auto kOwnerStop = std::chrono::milliseconds(50);
+void StopOwner(void* arg) {
+  OwnerRun* run = static_cast<OwnerRun*>(arg);
+  run->owner_before_others.store(run->owners->OwnerOf(0));
+  const u64 before = run->written_by_others.load();
+  run->go.store(true);
+  std::this_thread::sleep_for(kOwnerStop);
+  run->others_during_pause.store(run->written_by_others.load() - before);
+}
+
+// Producer `producer` sends its records `from`..`to` through the RingOwners
+// protocol (Enter, the gate, TryWrite) as System::Send does, from its own
+// thread. Producer 0 lets the others start before its record `first`, or,
+// with `stop_owner`, stops in the middle of writing it (StopOwner). The
+// others start when told.
+void ProduceOwned(OwnerRun* run, u32 producer, u64 count, u64 first, bool stop_owner, u32* tag_out,
+                  std::string* error) {
+  if (producer != 0) {
+    while (!run->go.load()) std::this_thread::yield();
+  }
+  UnitRing* ring = run->ring;
+  const u32 me = run->gate->SlotTag();
+  *tag_out = me;
+  auto barrier = [run] { run->gate->Barrier(); };
+  auto open = [run] { return run->gate->open(); };
+  std::vector<u8> data(ring->max_payload() + 4);
+  for (u64 seq = 0; seq < count; ++seq) {
+    const u32 size = SizeOf(producer, seq, ring->max_payload());
+    const u32 misalign = static_cast<u32>(seq % 4);
+    for (u32 i = 0; i < size; ++i) data[misalign + i] = ByteOf(producer, seq, i);
+    const bool stop = producer == 0 && stop_owner && seq == first;
+    if (producer == 0 && !stop_owner && seq == first) {
+      run->owner_before_others.store(run->owners->OwnerOf(0));
+      run->go.store(true);
+    }
+    RingOwners::Mode mode = run->owners->Enter(0, me, ring->Ref(), barrier);
+    if (!run->gate->TryEnter(0)) {
+      *error = "the gate refused";
+      return;
+    }
+    u64 pos = 0;
+    while (!run->owners->TryWrite(0, me, &mode, ring->Ref(), HeaderOf(producer, seq, size), data.data() + misalign,
+                                  barrier, open, stop ? StopOwner : nullptr, run, &pos)) {
+      if (run->watchdog->Expired()) {
+        *error = "gave up: the ring stayed full";
+        run->gate->Leave(0);
+        return;
+      }
+      std::this_thread::yield();
+    }
+    run->gate->Leave(0);
+    if (producer != 0) run->written_by_others.fetch_add(1);
+    for (u64 u = pos; u != pos + LlRecordUnits(size); ++u) {
+      const u64 index = u - run->log->start;
+      if (index >= run->log->done.size() ||
+          (index >= ring->capacity() && run->log->done[index - ring->capacity()] != 1)) {
+        *error = "unit " + std::to_string(u) + " reused before the consumer finished with it";
+        run->watchdog->failed = true;
+        return;
+      }
+    }
+  }
+  if (producer == 0 && count <= first) run->go.store(true);
+}
+
+// Producer 0 writes `first` records alone (it owns the ring), then every
+// producer writes `per_producer` records at once (the ring is taken from it
+// and shared); a consumer that follows the poller's rules takes them all.
+struct OwnerOutcome {
+  ConsumerResult result;
+  u32 owner_before_others = 0;
+  u32 owner_at_end = 0;
+  u32 tag0 = 0;
+  u64 others_during_pause = 0;
+};
+OwnerOutcome RunOwned(u32 capacity_log2, u32 max_payload, u64 start, u32 producers, u64 first, u64 per_producer,
+                      bool stop_owner, bool holes, bool asymmetric = true) {
+  UnitRing ring(capacity_log2, max_payload, start);
+  WriterGate gate;
+  gate.Init(1, asymmetric);
+  gate.Open();
+  RingOwners owners;
+  owners.Init(1, gate.asymmetric());
+  Watchdog watchdog;
+  const u64 total = first + producers * per_producer;
+  UnitLog log{start, std::vector<u64>(total * (2 * LlRecordUnits(max_payload)) + ring.capacity(), 0)};
+  OwnerRun run{&ring, &owners, &gate, &log, &watchdog};
+  OwnerOutcome out;
+  std::thread consumer(Consume, &ring, start, producers, total, &log, &watchdog, &out.result, holes);
+  std::vector<std::string> errors(producers);
+  std::vector<u32> tags(producers, 0);
+  std::vector<std::thread> threads;
+  for (u32 p = 0; p < producers; ++p) {
+    threads.emplace_back(ProduceOwned, &run, p, p == 0 ? first + per_producer : per_producer, first, stop_owner,
+                         &tags[p], &errors[p]);
+  }
+  for (std::thread& t : threads) t.join();
+  consumer.join();
+  for (u32 p = 0; p < producers; ++p) EXPECT_EQ(errors[p], "") << "producer " << p;
+  out.owner_before_others = run.owner_before_others.load();
+  out.owner_at_end = owners.OwnerOf(0);
+  out.tag0 = tags[0];
+  out.others_during_pause = run.others_during_pause.load();
+  EXPECT_EQ(out.result.error, "");
+  std::cout << total << " records, " << out.result.skips << " skips, " << out.result.holes << " holes, "
+            << out.result.taken_past << " taken past an open hole; owner before the others: "
+            << out.owner_before_others << ", at the end " << out.owner_at_end << "; others' records while the owner "
+            << "was stopped: " << out.others_during_pause << "\n";
+  return out;
+}
+
+// Whether this machine's kernel offers the process barrier that owners need.
+bool RingsHaveOwners() {
+  WriterGate probe;
+  probe.Init(1);
+  return probe.asymmetric();
+}
+
+// One writer: it owns the ring and streams every record (whole units,
+// skips at the ring's end), and the reader takes them all in order.
+TEST(RingOwnersTest, ALoneWriterOwnsTheRingAndStreamsEveryRecordInOrder) {
+  if (!RingsHaveOwners()) GTEST_SKIP() << "no process barrier (membarrier): rings have no owners here";
+  const OwnerOutcome o = RunOwned(5, 220, 0, 1, 4000, 0, false, false);
+  EXPECT_EQ(o.result.records, 4000u);
+  EXPECT_EQ(o.result.next_seq[0], 4000u);
+  EXPECT_GT(o.result.skips, 0u);
+  EXPECT_NE(o.tag0, 0u);
+  EXPECT_EQ(o.owner_at_end, o.tag0) << "the lone writer owns its ring";
+}
+
+// Positions near 2^64 with an owner: its hint and the flags wrap.
+TEST(RingOwnersTest, AnOwnersPositionsWrapAround64Bits) {
+  if (!RingsHaveOwners()) GTEST_SKIP() << "no process barrier (membarrier): rings have no owners here";
+  const OwnerOutcome o = RunOwned(6, 100, ~u64{0} - 500, 1, 3000, 0, false, false);
+  EXPECT_EQ(o.result.records, 3000u);
+}
+
+// A second writer takes the ring from its owner while the owner keeps
+// writing: the ring is shared from then on, and every producer's records
+// arrive whole and in order, none lost — the owner's last streamed record
+// claimed for it by the taker, the others' claimed past the floor.
+TEST(RingOwnersTest, WritersThatJoinAnOwnerShareTheRingAndLoseNothing) {
+  if (!RingsHaveOwners()) GTEST_SKIP() << "no process barrier (membarrier): rings have no owners here";
+  const OwnerOutcome o = RunOwned(6, 220, 0, 4, 500, 1500, false, false);
+  EXPECT_EQ(o.result.records, 500u + 4 * 1500u);
+  EXPECT_EQ(o.result.next_seq[0], 2000u);
+  for (u32 p = 1; p < 4; ++p) EXPECT_EQ(o.result.next_seq[p], 1500u) << "producer " << p;
+  EXPECT_EQ(o.owner_before_others, o.tag0);
+  EXPECT_EQ(o.owner_at_end, RingOwners::kShared);
+}
+
+// The owner stops between seeing it owns the ring and its stores (its intent
+// published: preempted, or in a debugger) while others write: taking the
+// ring does not wait for it — they go on meanwhile, the reader takes their
+// records past the owner's claimed place (a hole), and the owner's record
+// still comes first among its own.
+TEST(RingOwnersTest, AnOwnerStoppedMidRecordHoldsUpOnlyItsOwnRecord) {
+  if (!RingsHaveOwners()) GTEST_SKIP() << "no process barrier (membarrier): rings have no owners here";
+  const OwnerOutcome o = RunOwned(6, 220, 0, 4, 200, 1500, true, true);
+  EXPECT_EQ(o.result.records, 200u + 4 * 1500u);
+  EXPECT_EQ(o.result.next_seq[0], 1700u);
+  EXPECT_EQ(o.owner_before_others, o.tag0);
+  EXPECT_GT(o.others_during_pause, 0u) << "the other writers waited for the stopped owner";
+  EXPECT_GT(o.result.holes, 0u) << "the stopped owner's claimed record must have become a hole";
+  EXPECT_GT(o.result.taken_past, 0u) << "the others' records must have been taken past it";
+}
+
+// Without the process barrier there are no owners: the same run shares the
+// ring from the first record.
+TEST(RingOwnersTest, WithoutTheProcessBarrierEveryRingIsShared) {
+  const OwnerOutcome o = RunOwned(6, 220, 0, 4, 300, 1000, false, false, /*asymmetric=*/false);
+  EXPECT_EQ(o.result.records, 300u + 4 * 1000u);
+  EXPECT_EQ(o.owner_before_others, RingOwners::kShared);
+}
+
+// Hole mode's choice (LlHolePick) on looks the GPU may see.
+TEST(RingOwnersTest, HoleModeKeepsAStreamedRecordBehindItsWritersOpenHoles) {
+  auto look = [](bool whole, u32 writer, bool known = true) { return LlHoleLook{whole, writer, known}; };
+  // Written in order (tag 0): the first whole record, holes before the head.
+  LlHoleLook a[] = {look(false, 0), look(true, 0), look(true, 0)};
+  EXPECT_EQ(LlHolePick(a, 2), 1u);
+  // A streamed record whose writer has an open hole before it waits; one
+  // of another writer goes.
+  LlHoleLook b[] = {look(false, 7), look(true, 7), look(true, 9)};
+  EXPECT_EQ(LlHolePick(b, 2), 2u);
+  // A hole whose writer word is not there yet holds every streamed record,
+  // not a record written in order.
+  LlHoleLook c[] = {look(false, 0, false), look(true, 9)};
+  EXPECT_EQ(LlHolePick(c, 1), 2u) << "nothing: the hole may be writer 9's";
+  LlHoleLook d[] = {look(false, 0, false), look(true, 0)};
+  EXPECT_EQ(LlHolePick(d, 1), 1u);
+  // Nothing whole: nothing.
+  LlHoleLook e[] = {look(false, 3), look(false, 0, false)};
+  EXPECT_EQ(LlHolePick(e, 1), 2u);
+  // The hole itself, once whole, goes first.
+  LlHoleLook f[] = {look(true, 7), look(true, 7)};
+  EXPECT_EQ(LlHolePick(f, 1), 0u);
+}
 
 TEST(LlUnitsTest, ClaimExtents) {
   // Capacity 8 units, max payload 128.

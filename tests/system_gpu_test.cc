@@ -110,6 +110,31 @@ class SystemGpuTest : public ::testing::Test {
     EXPECT_TRUE(id.ok()) << id.status();
     return id.ok() ? *id : ActorId{};
   }
+  // A Fragile actor on the worker of `of` (its host messages share that
+  // worker's ring), spawning up to 8 to find one.
+  std::optional<ActorId> SpawnBeside(System& s, ActorId of) {
+    for (int i = 0; i < 8; ++i) {
+      const ActorId a = SpawnOrDie(s, "Fragile", "beside" + std::to_string(i));
+      if (internal::SystemAccess::WorkerOf(s, a) == internal::SystemAccess::WorkerOf(s, of)) return a;
+    }
+    return std::nullopt;
+  }
+  // What `name`'s statistics say it handled (~0 if they cannot be read).
+  static uint64_t HandledBy(System& s, const std::string& name) {
+    absl::StatusOr<SystemStats> st = s.Stats();
+    EXPECT_TRUE(st.ok()) << st.status();
+    const ActorStats* a = st.ok() ? st->Find(name) : nullptr;
+    EXPECT_NE(a, nullptr) << name;
+    return a != nullptr ? a->handled : ~uint64_t{0};
+  }
+  // A 400-byte Large message whose bytes MixChecker checks.
+  static Large LargeMessage(int n) {
+    Large m{};
+    m.n = n;
+    m.len = 400;
+    for (int i = 0; i < 400; ++i) m.bytes[i] = static_cast<unsigned char>(n * 7 + i);
+    return m;
+  }
 
   std::unique_ptr<Runtime> runtime_;
   Program program_;
@@ -217,22 +242,12 @@ TEST_P(PausedWriterTest, AHostRecordIsTakenOnlyWholeAndAPausedWriterHoldsUpOnlyI
   ASSERT_NE(sys, nullptr);
   const ActorId mix = SpawnOrDie(*sys, "MixChecker", "mix");
   const ActorId other = SpawnOrDie(*sys, "Fragile", "other");
-  std::optional<ActorId> found;
-  for (int i = 0; i < 8 && !found.has_value(); ++i) {
-    const ActorId a = SpawnOrDie(*sys, "Fragile", "beside" + std::to_string(i));
-    if (internal::SystemAccess::WorkerOf(*sys, a) == internal::SystemAccess::WorkerOf(*sys, mix)) found = a;
-  }
+  const std::optional<ActorId> found = SpawnBeside(*sys, mix);
   ASSERT_NE(internal::SystemAccess::WorkerOf(*sys, mix), internal::SystemAccess::WorkerOf(*sys, other))
       << "the test needs an actor on another worker";
   ASSERT_TRUE(found.has_value()) << "the test needs another actor on mix's worker";
   const ActorId beside = *found;
-  auto large = [](int n) {
-    Large m{};
-    m.n = n;
-    m.len = 400;
-    for (int i = 0; i < 400; ++i) m.bytes[i] = static_cast<unsigned char>(n * 7 + i);
-    return m;
-  };
+  auto large = [](int n) { return LargeMessage(n); };
   ASSERT_TRUE(sys->Send(mix, large(1)).ok());
   std::atomic<bool> paused{false};
   std::atomic<bool> resume{false};
@@ -257,11 +272,7 @@ TEST_P(PausedWriterTest, AHostRecordIsTakenOnlyWholeAndAPausedWriterHoldsUpOnlyI
   }
   // The poller has looked at the partial record for a while: nothing taken.
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  absl::StatusOr<SystemStats> st = sys->Stats();
-  ASSERT_TRUE(st.ok()) << st.status();
-  const ActorStats* m = st->Find("mix");
-  ASSERT_NE(m, nullptr);
-  EXPECT_EQ(m->handled, 1u) << "a partly written record was taken: " << m->ToString();
+  EXPECT_EQ(HandledBy(*sys, "mix"), 1u) << "a partly written record was taken";
   resume.store(true);
   writer.join();
   absl::StatusOr<MixReport> r = sys->Ask<MixReport>(mix, MixQuery{0}, kAsk);
@@ -285,6 +296,108 @@ INSTANTIATE_TEST_SUITE_P(WrittenBeforeThePause, PausedWriterTest, ::testing::Val
                          [](const ::testing::TestParamInfo<int>& i) {
                            return i.param == 0 ? std::string("OnlyTheClaim") : std::string("Half");
                          });
+
+// A ring that one host thread alone writes is that thread's: its Sends
+// stream their records (runtime/ring_owner.h). A second thread that sends to
+// the same worker takes the ring, which is shared from then on. Each
+// thread's messages arrive in order, none lost, before and after.
+TEST_F(SystemGpuTest, ALoneSendersRingIsItsOwnUntilASecondThreadSharesItAndEachKeepsItsOrder) {
+  if (std::getenv("RINGKERNEL_SHARED_RINGS") != nullptr) GTEST_SKIP() << "RINGKERNEL_SHARED_RINGS is set";
+  SystemOptions o;
+  o.workers = 2;
+  auto sys = StartSystem(o);
+  ASSERT_NE(sys, nullptr);
+  const ActorId seq = SpawnOrDie(*sys, "Sequencer", "seq");
+  const uint32_t w = internal::SystemAccess::WorkerOf(*sys, seq);
+  EXPECT_EQ(internal::SystemAccess::RingOwnerOf(*sys, w), RingOwners::kFree);
+  const int kFirst = ::rk::testing::Scaled(5000), kEach = ::rk::testing::Scaled(20000);
+  for (int n = 1; n <= kFirst; ++n) ASSERT_TRUE(sys->Send(seq, Seq{0, n}, absl::Now() + absl::Seconds(10)).ok());
+  const uint32_t owner = internal::SystemAccess::RingOwnerOf(*sys, w);
+  EXPECT_NE(owner, RingOwners::kFree);
+  EXPECT_NE(owner, RingOwners::kShared) << "one thread alone wrote the ring (the GPU machine's kernel has membarrier)";
+  std::thread second([&] {
+    for (int n = 1; n <= kEach; ++n) {
+      absl::Status st = sys->Send(seq, Seq{1, n}, absl::Now() + absl::Seconds(10));
+      if (!st.ok()) {
+        ADD_FAILURE() << st;
+        return;
+      }
+    }
+  });
+  for (int n = kFirst + 1; n <= kFirst + kEach; ++n) {
+    absl::Status st = sys->Send(seq, Seq{0, n}, absl::Now() + absl::Seconds(10));
+    ASSERT_TRUE(st.ok()) << st;
+  }
+  second.join();
+  EXPECT_EQ(internal::SystemAccess::RingOwnerOf(*sys, w), RingOwners::kShared);
+  for (int p = 0; p < 2; ++p) {
+    absl::StatusOr<SeqReport> r = sys->Ask<SeqReport>(seq, SeqQuery{p}, kAsk);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->last, p == 0 ? kFirst + kEach : kEach) << "producer " << p;
+    EXPECT_EQ(r->violations, 0);
+    EXPECT_EQ(r->received, int64_t{kFirst} + 2 * kEach);
+  }
+  absl::StatusOr<StopReport> rep = sys->Stop();
+  ASSERT_TRUE(rep.ok()) << rep.status();
+  EXPECT_TRUE(rep->drained);
+  EXPECT_EQ(rep->unhandled, 0u) << rep->ToString();
+}
+
+// The owner of a ring stops in the middle of a record (after it saw it
+// still owns the ring, before its stores: preempted, say). Another thread's
+// Sends to that worker take the ring without waiting for it, and their
+// records are taken past the stopped one (a hole, whose place the taker
+// claimed for the owner); the stopped record arrives whole and in order once
+// its owner goes on.
+TEST_F(SystemGpuTest, ARingsOwnerStoppedMidRecordHoldsUpOnlyItsOwnRecord) {
+  if (std::getenv("RINGKERNEL_SHARED_RINGS") != nullptr) GTEST_SKIP() << "RINGKERNEL_SHARED_RINGS is set";
+  SystemOptions o;
+  o.workers = 2;
+  auto sys = StartSystem(o);
+  ASSERT_NE(sys, nullptr);
+  const ActorId mix = SpawnOrDie(*sys, "MixChecker", "mix");
+  const std::optional<ActorId> found = SpawnBeside(*sys, mix);
+  ASSERT_TRUE(found.has_value()) << "the test needs another actor on mix's worker";
+  const ActorId beside = *found;
+  const uint32_t w = internal::SystemAccess::WorkerOf(*sys, mix);
+  auto large = [](int n) { return LargeMessage(n); };
+  std::atomic<bool> stopped{false};
+  std::atomic<bool> resume{false};
+  std::atomic<uint32_t> owner_while_stopped{0};
+  std::thread writer([&] {
+    EXPECT_TRUE(sys->Send(mix, large(1)).ok());  // the ring is this thread's
+    internal::SystemAccess::StopNextOwnedRecord(*sys, [&] {
+      owner_while_stopped.store(internal::SystemAccess::RingOwnerOf(*sys, w));
+      stopped.store(true);
+      while (!resume.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    });
+    EXPECT_TRUE(sys->Send(mix, large(2)).ok());
+  });
+  while (!stopped.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_NE(owner_while_stopped.load(), RingOwners::kShared) << "the writer owned the ring when it stopped";
+  EXPECT_NE(owner_while_stopped.load(), RingOwners::kFree);
+  // This thread takes the ring and its messages go past the stopped record.
+  for (int i = 0; i < 10; ++i) {
+    absl::StatusOr<Poked> q = sys->Ask<Poked>(beside, Poke{0}, kAsk);
+    ASSERT_TRUE(q.ok()) << "a message behind the stopped record, in its ring: " << q.status();
+    EXPECT_EQ(q->pokes, i + 1);
+  }
+  EXPECT_EQ(internal::SystemAccess::RingOwnerOf(*sys, w), RingOwners::kShared);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(HandledBy(*sys, "mix"), 1u) << "the stopped record was taken";
+  resume.store(true);
+  writer.join();
+  for (int n = 3; n <= 6; ++n) ASSERT_TRUE(sys->Send(mix, large(n)).ok());
+  absl::StatusOr<MixReport> r = sys->Ask<MixReport>(mix, MixQuery{0}, kAsk);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->received, 6);
+  EXPECT_EQ(r->last, 6);
+  EXPECT_EQ(r->out_of_order, 0);
+  EXPECT_EQ(r->bad_bytes, 0) << "a torn payload";
+  absl::StatusOr<StopReport> rep = sys->Stop();
+  ASSERT_TRUE(rep.ok()) << rep.status();
+  EXPECT_EQ(rep->unhandled, 0u) << rep->ToString();
+}
 
 // A stream's messages run several to a handler's call in programs built
 // with RK_STREAM_RUNS (rt_worker.cuh, RunMore); the parameter builds the

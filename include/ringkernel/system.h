@@ -165,6 +165,7 @@ struct SystemStats {
   uint64_t ingress_delivered = 0;  // host messages the workers took from their rings
   uint64_t ingress_dead = 0;       // host messages the workers dead-lettered instead
   uint64_t outbound_full = 0;      // actors' sends to rk::host() refused with kFull (ring full)
+  uint64_t host_holes = 0;         // host records the workers passed over while not whole for 100 us (a writer stopped mid-record)
   uint64_t received_by_host = 0;   // records the host took from the GPU→host ring
   uint64_t dead_letters_dropped = 0;  // dead letters past SystemOptions::dead_letter_capacity
   uint64_t failures_dropped = 0;      // failures past SystemOptions::failure_capacity

@@ -19,6 +19,20 @@
 
 #include "ringkernel/device/config.h"
 
+// ThreadSanitizer builds of the host code (the CPU tests).
+#if !defined(RK_TSAN)
+#if defined(__SANITIZE_THREAD__)
+#define RK_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define RK_TSAN 1
+#endif
+#endif
+#endif
+#if !RK_ON_DEVICE && defined(__x86_64__) && defined(__SSE2__) && !defined(RK_TSAN) && !defined(RK_NO_STD_HEADERS)
+#include <immintrin.h>
+#endif
+
 namespace rk {
 
 #if RK_ON_DEVICE
@@ -185,6 +199,34 @@ RK_FORCEINLINE void StoreRelaxedSysPair(u64* p, u64 a, u64 b) {
 }
 RK_FORCEINLINE void StoreReleaseSys(u64* p, u64 v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
 RK_FORCEINLINE void FenceSys() { __atomic_thread_fence(__ATOMIC_ACQ_REL); }
+
+// Streamed stores (host only): how the one writer of a host → worker ring
+// stores a record (ll_ring.h, LlStreamRecord). On x86 a non-temporal store
+// of 16 bytes: it goes to memory through the core's write-combining buffers
+// without reading the line for ownership first, so the GPU's polls — which
+// read exactly the lines the next record goes to, and so take them from the
+// CPU's caches — cost the writer nothing (a cached store waits for each such
+// line to come back: bench/NOTES.md, session 15). Each aligned 8-byte word
+// lands whole. Streamed stores are not ordered with later stores:
+// FenceStreamed makes every earlier one visible before any later store of
+// this thread. Under ThreadSanitizer (which follows atomics, not these
+// instructions) and off x86, release stores stand in: each is ordered after
+// every earlier store, so the fence has nothing left to do.
+#if defined(__x86_64__) && defined(__SSE2__) && !defined(RK_TSAN) && !defined(RK_NO_STD_HEADERS)
+inline constexpr bool kStreamedStores = true;
+RK_FORCEINLINE void StoreStreamedPair(u64* p, u64 a, u64 b) {
+  _mm_stream_si128(reinterpret_cast<__m128i*>(p),
+                   _mm_set_epi64x(static_cast<long long>(b), static_cast<long long>(a)));
+}
+RK_FORCEINLINE void FenceStreamed() { _mm_sfence(); }
+#else
+inline constexpr bool kStreamedStores = false;
+RK_FORCEINLINE void StoreStreamedPair(u64* p, u64 a, u64 b) {
+  __atomic_store_n(p, a, __ATOMIC_RELEASE);
+  __atomic_store_n(p + 1, b, __ATOMIC_RELEASE);
+}
+RK_FORCEINLINE void FenceStreamed() { __atomic_signal_fence(__ATOMIC_SEQ_CST); }
+#endif
 
 #endif
 

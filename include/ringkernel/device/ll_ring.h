@@ -39,7 +39,7 @@ struct LlHeader {
   u32 actor;        // host→GPU: the receiver; GPU→host: the sender
   u32 peer;         // GPU→host dead letters: the original sender; else 0
   u32 aux;          // GPU→host: OutboundKind | reason << 8; control: an argument
-  u32 reserved;
+  u32 writer;       // host→worker: the tag of the ring's owner that streamed it (LlStreamRecord), else 0
   u64 correlation;  // Ask correlation id; control: an argument
   u64 hlc;          // HLC stamp; control: the control sequence number
 };
@@ -172,7 +172,7 @@ RK_HOST_DEVICE inline void LlHeaderToWords(const LlHeader& h, u32* w) {
   w[2] = h.actor;
   w[3] = h.peer;
   w[4] = h.aux;
-  w[5] = h.reserved;
+  w[5] = h.writer;
   w[6] = static_cast<u32>(h.correlation);
   w[7] = static_cast<u32>(h.correlation >> 32);
   w[8] = static_cast<u32>(h.hlc);
@@ -186,7 +186,7 @@ RK_HOST_DEVICE inline LlHeader LlHeaderFromWords(const u32* w) {
   h.actor = w[2];
   h.peer = w[3];
   h.aux = w[4];
-  h.reserved = w[5];
+  h.writer = w[5];
   h.correlation = static_cast<u64>(w[6]) | static_cast<u64>(w[7]) << 32;
   h.hlc = static_cast<u64>(w[8]) | static_cast<u64>(w[9]) << 32;
   return h;
@@ -367,9 +367,11 @@ RK_HOST_DEVICE constexpr bool LlLapLater(u32 flag, u32 than) {
 // nothing, when there is no room for the record (and its skip); else *pos
 // is the record's first unit, whose size word is claimed, and the caller
 // writes the record there (LlWriteRecord writes the size word again, with
-// the same value).
+// the same value). `floored`: no unit before `floor` is claimed here — the
+// units before it were the ring's last owner's (runtime/ring_owner.h), and
+// some of its records may not be visible yet.
 inline bool LlTryClaimUnits(u64* slots, u32 capacity_log2, u32 max_payload, u64* hint, u64* cached_head,
-                            const u64* head, u32 size, u64* pos) {
+                            const u64* head, u32 size, u64* pos, bool floored = false, u64 floor = 0) {
   const u64 capacity = u64{1} << capacity_log2;
   const u32 units = LlRecordUnits(size);
   const u64 start = __atomic_load_n(hint, __ATOMIC_RELAXED);
@@ -378,6 +380,7 @@ inline bool LlTryClaimUnits(u64* slots, u32 capacity_log2, u32 max_payload, u64*
   for (;;) {
     // Every unit before the consumer's head was claimed (and taken).
     if (static_cast<i64>(t - h) < 0) t = h;
+    if (floored && static_cast<i64>(t - floor) < 0) t = floor;
     const u32 pad = LlSkipBefore(t, units, capacity_log2);
     if (t - h + pad + units > capacity) {
       if (!LlRefreshCachedHead(cached_head, head, &h)) return false;
@@ -422,7 +425,141 @@ inline bool LlTryClaimUnits(u64* slots, u32 capacity_log2, u32 max_payload, u64*
     return true;
   }
 }
+
+// ---- A ring with one writer (its owner: runtime/ring_owner.h). ----
+//
+// The owner's hint is the exact end of the records, so it claims nothing and
+// reads no line of the ring: LlPlaceOwned finds the record's place from the
+// hint and the cached head, LlWriteOwned streams it there whole (after a
+// skip to the ring's end when it would wrap) and moves the hint. The owner
+// publishes what it is about to write between the two (its intent), so that
+// a thread that takes the ring from it can claim that place for it.
+
+// The place of a record of `size` bytes: *start, where the skip (if any)
+// begins, and *pad, its units (the record begins at *start + *pad). False
+// when the ring lacks room for both.
+inline bool LlPlaceOwned(u32 capacity_log2, const u64* hint, u64* cached_head, const u64* head, u32 size, u64* start,
+                         u32* pad) {
+  const u64 capacity = u64{1} << capacity_log2;
+  const u32 units = LlRecordUnits(size);
+  const u64 t = __atomic_load_n(hint, __ATOMIC_RELAXED);
+  u64 h = __atomic_load_n(cached_head, __ATOMIC_ACQUIRE);
+  for (;;) {
+    const u32 p = LlSkipBefore(t, units, capacity_log2);
+    if (t - h + p + units <= capacity) {
+      *start = t;
+      *pad = p;
+      return true;
+    }
+    if (!LlRefreshCachedHead(cached_head, head, &h)) return false;
+  }
+}
+
+// A record's units, whole, with streamed stores (StoreStreamedPair): the
+// header, the payload, and zero in every other word of the units (a word of
+// no lap; the reader looks only at the record's own words). `unit` is the
+// first; a record never wraps, so the units are contiguous.
+inline void LlStreamRecord(u64* unit, u32 flag, const LlHeader& h, const void* payload) {
+  u32 hw[kLlHeaderWords];
+  LlHeaderToWords(h, hw);
+  const u8* bytes = static_cast<const u8*>(payload);
+  const bool aligned = (reinterpret_cast<u64>(bytes) & 3) == 0;
+  // A skip record is its header alone, in its first unit.
+  const u32 size = h.type == kLlSkipType ? 0u : h.size;
+  const u32 full_words = size / 4;
+  const u32 words = kLlHeaderWords + (size + 3) / 4;
+  const u32 units = LlRecordUnits(size);
+  for (u32 u = 0; u < units; ++u) {
+    u64 w[kLlUnitWords];
+    for (u32 i = 0; i < kLlUnitWords; ++i) {
+      const u32 k = u * kLlUnitWords + i;
+      if (k < kLlHeaderWords) {
+        w[i] = LlWord(hw[k], flag);
+      } else if (k < words) {
+        const u32 j = k - kLlHeaderWords;
+        u32 v = 0;
+        if (j < full_words && aligned) {
+          v = reinterpret_cast<const u32*>(bytes)[j];
+        } else {
+          const u32 n = j < full_words ? 4u : size & 3;
+          for (u32 b = 0; b < n; ++b) v |= static_cast<u32>(bytes[4 * j + b]) << (8 * b);
+        }
+        w[i] = LlWord(v, flag);
+      } else {
+        w[i] = 0;
+      }
+    }
+    for (u32 i = 0; i < kLlUnitWords; i += 2) StoreStreamedPair(unit + u * kLlUnitWords + i, w[i], w[i + 1]);
+  }
+}
+
+// Writes the record placed by LlPlaceOwned (and its skip) and moves the
+// hint past it.
+inline void LlWriteOwned(u64* slots, u32 capacity_log2, u64* hint, u64 start, u32 pad, const LlHeader& h,
+                         const void* payload) {
+  if (pad != 0) {
+    LlHeader skip{};
+    skip.type = kLlSkipType;
+    skip.size = kLlSkipSize;
+    skip.aux = pad;
+    LlStreamRecord(LlSlot(slots, kLlUnitWords, capacity_log2, start), LlFlag(start, capacity_log2), skip, nullptr);
+  }
+  const u64 at = start + pad;
+  LlStreamRecord(LlSlot(slots, kLlUnitWords, capacity_log2, at), LlFlag(at, capacity_log2), h, payload);
+  __atomic_store_n(hint, at + LlRecordUnits(h.size), __ATOMIC_RELAXED);
+}
+
+// Claims the units at `pos` for a record (or skip, kLlSkipSize) of `size`
+// whose writer is another thread — the ring's last owner, whose streamed
+// stores may not be visible yet: the claim makes its extent visible to other
+// producers and to the GPU now. The owner's own write of the word (the same
+// value) may land before or after this.
+inline void LlClaimFor(u64* slots, u32 capacity_log2, u64 pos, u32 size) {
+  u64* size_word = LlSlot(slots, kLlUnitWords, capacity_log2, pos) + 1;
+  const u32 flag = LlFlag(pos, capacity_log2);
+  u64 found = __atomic_load_n(size_word, __ATOMIC_RELAXED);
+  while (LlWordFlag(found) != flag) {
+    if (__atomic_compare_exchange_n(size_word, &found, LlWord(size, flag), false, __ATOMIC_RELAXED,
+                                    __ATOMIC_RELAXED)) {
+      return;
+    }
+  }
+}
 #endif  // !RK_ON_DEVICE
+
+// ---- Hole mode's choice (rt_worker.cuh, "Holes"). ----
+//
+// What one look found at an open hole, or at the record at the head: whether
+// it is whole, and its writer tag (LlHeader::writer) where that word is
+// written.
+struct LlHoleLook {
+  u32 whole;
+  u32 writer;        // 0: a record written in order (claimed, then word by word)
+  u32 writer_known;  // the writer word carries the record's lap
+};
+
+// Which record hole mode takes next: of `holes` open holes (looks[0..holes),
+// in ring order) and the record at the head (looks[holes]), the first in
+// ring order that is whole and may go first; `holes` + 1 for none.
+// A record written in order (writer 0) may: its writer claimed it only once
+// its earlier records were whole (the caller looks at the head first, then
+// at the holes last first, each look after the one before it). A streamed
+// record (writer w, LlStreamRecord) may not while an earlier hole is w's or
+// not yet known to be another's: its owner's stores become visible in any
+// order.
+RK_HOST_DEVICE inline u32 LlHolePick(const LlHoleLook* looks, u32 holes) {
+  for (u32 i = 0; i <= holes; ++i) {
+    if (!looks[i].whole) continue;
+    bool blocked = false;
+    if (looks[i].writer != 0) {
+      for (u32 j = 0; j < i; ++j) {
+        if (!looks[j].writer_known || looks[j].writer == looks[i].writer) blocked = true;
+      }
+    }
+    if (!blocked) return i;
+  }
+  return holes + 1;
+}
 
 // The end of the claimed records: from `from` (a record's start at or after
 // the consumer's head, such as the producers' hint) past every claim.

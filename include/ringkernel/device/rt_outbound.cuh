@@ -70,7 +70,7 @@ __device__ __forceinline__ LlHeader OutboundHeader(OutboundKind kind, u32 reason
   h.actor = actor;
   h.peer = peer;
   h.aux = static_cast<u32>(kind) | (reason << 8);
-  h.reserved = 0;
+  h.writer = 0;
   h.correlation = correlation;
   h.hlc = hlc;
   return h;

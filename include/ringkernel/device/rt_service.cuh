@@ -209,6 +209,7 @@ __device__ __noinline__ void FlushCounters(const SystemParams* sys) {
     StoreRelaxedSys(&c->ingress_messages.value, LoadRelaxedGpu(&sys->shared->ingress_messages.value));
     StoreRelaxedSys(&c->ingress_dead.value, LoadRelaxedGpu(&sys->shared->ingress_dead.value));
     StoreRelaxedSys(&c->outbound_full.value, LoadRelaxedGpu(&sys->shared->outbound_full.value));
+    StoreRelaxedSys(&c->host_holes.value, LoadRelaxedGpu(&sys->shared->host_holes.value));
     StoreRelaxedSys(&c->last_flush_ns.value, GlobalTimerNs());
     // Release: a host that sees the new epoch sees everything above.
     const u64 epoch = LoadRelaxedSys(&c->flush_epoch.value);

@@ -1058,14 +1058,17 @@ __device__ __forceinline__ u32 TakeRecords(WorkerThread& w, HostRing& ring, cons
 // and reads on past it. While a hole is open the ring is served in hole mode,
 // one record a poll, and its units are released only up to the first hole.
 //
-// Order: a host thread claims its next record only after its previous one is
-// whole, so FIFO per sender holds if a record is taken only while no earlier
+// Order: FIFO per sender holds if a record is taken only while no earlier
 // record of its writer is open. Each poll in hole mode (HostHolesPlan) reads
 // the record at the head first and then the holes, last first, each read
 // issued after the one before it came back, and takes the first of them it
-// saw whole. Every earlier record of that one's writer was whole before it
-// was claimed, so it reads whole too: the holes before it that read open
-// belong to other writers.
+// saw whole that may go first (LlHolePick, ll_ring.h). A record claimed in
+// order (writer tag 0) may: its writer claimed it only once its previous
+// one was whole, so every earlier record of that writer reads whole too and
+// the holes before it that read open are other writers'. A record its
+// ring's owner streamed (tag w, runtime/ring_owner.h) becomes visible in no
+// particular order with the owner's records before it, so it waits while an
+// earlier hole is w's or has no tag to read yet.
 constexpr u32 kMaxHostHoles = 4;
 constexpr u64 kHoleAfterNs = 100000;
 // HostHolesPlan's answers besides a hole's index.
@@ -1100,7 +1103,8 @@ __device__ __forceinline__ u64 HostReleasePoint(u64 head) {
 // The record at `head` is claimed (size word `claim`) but not whole: notes
 // since when, and opens a hole once that is kHoleAfterNs ago and there is
 // room for one. Returns the units to move the head by (0: none). Warp 0.
-__device__ __noinline__ u32 NoteHostStall(u64 head, u32 claim, u64 now, u32 log2, u32 max_payload) {
+__device__ __noinline__ u32 NoteHostStall(const SystemParams* sys, u64 head, u32 claim, u64 now, u32 log2,
+                                          u32 max_payload) {
   HostHoles& s = rk_host_holes;
   u32 skip = 0;
   if (LaneId() == 0) {
@@ -1119,6 +1123,7 @@ __device__ __noinline__ u32 NoteHostStall(u64 head, u32 claim, u64 now, u32 log2
         s.head = head + extent;
         s.at = ~u64{0};  // the next poll plans
         skip = extent;
+        atomicAdd(&sys->shared->host_holes.value, 1ull);
       }
     }
   }
@@ -1133,30 +1138,49 @@ __device__ __forceinline__ bool HostRecordWhole(const u64* slots, u32 log2, u64 
   return HostWordsWritten<1>(LlSlot(slots, kLlUnitWords, log2, pos), LlFlag(pos, log2), 0, words);
 }
 
+// What hole mode's look at the record at `pos` finds (LlHolePick): whether
+// it is whole (`claim`: its size word; kNoClaim: not claimed), and its
+// writer tag, read after the rest (a whole record's words no longer change).
+constexpr u32 kNoClaim = 0xFFFFFFFDu;
+__device__ __forceinline__ LlHoleLook HostHoleLook(const u64* slots, u32 log2, u64 pos, u32 claim) {
+  const u64* at = LlSlot(slots, kLlUnitWords, log2, pos);
+  LlHoleLook look;
+  look.whole = claim != kNoClaim && HostRecordWhole(slots, log2, pos, claim);
+  u64 writer = 0;
+  if (LaneId() == 0) writer = LoadRelaxedSys(at + 5);
+  writer = __shfl_sync(0xFFFFFFFFu, writer, 0);
+  look.writer = LlData(writer);
+  look.writer_known = LlWordFlag(writer) == LlFlag(pos, log2);
+  return look;
+}
+
 // Hole mode, at the end of a poll: picks the record the next poll takes
 // (above) and sets rk_host_holes.at to its position (~0: none) and .which
 // to which it is; .head is the head, moved past a hole opened here, which
 // it returns. (The choice stays right until then: records only get whole.)
 // Warp 0.
-__device__ __noinline__ u64 HostHolesPlan(const u64* slots, u32 log2, u64 head, u64 now, u32 max_payload) {
+__device__ __noinline__ u64 HostHolesPlan(const SystemParams* sys, const u64* slots, u32 log2, u64 head, u64 now,
+                                          u32 max_payload) {
   const u32 lane = LaneId();
   u64 claim_word = 0;
   if (lane == 0) claim_word = LoadRelaxedSys(LlSlot(slots, kLlUnitWords, log2, head) + 1);
   claim_word = __shfl_sync(0xFFFFFFFFu, claim_word, 0);
   const bool claimed = LlWordFlag(claim_word) == LlFlag(head, log2);
-  u32 which = claimed && HostRecordWhole(slots, log2, head, LlData(claim_word)) ? kPlanHead : kPlanNothing;
+  const u32 holes = rk_host_holes.count;
+  LlHoleLook looks[kMaxHostHoles + 1];
+  looks[holes] = HostHoleLook(slots, log2, head, claimed ? LlData(claim_word) : kNoClaim);
   // Each read of a hole is issued after the one before it came back.
   __threadfence_system();
-  for (u32 j = rk_host_holes.count; j-- > 0;) {
-    if (HostRecordWhole(slots, log2, rk_host_holes.pos[j], rk_host_holes.size[j])) which = j;
-  }
+  for (u32 j = holes; j-- > 0;) looks[j] = HostHoleLook(slots, log2, rk_host_holes.pos[j], rk_host_holes.size[j]);
+  const u32 pick = LlHolePick(looks, holes);
+  const u32 which = pick < holes ? pick : pick == holes ? kPlanHead : kPlanNothing;
   u64 at = ~u64{0};
   if (which < kPlanHead) {
     at = rk_host_holes.pos[which];
   } else if (which == kPlanHead) {
     at = head;
   } else if (claimed) {
-    head += NoteHostStall(head, LlData(claim_word), now, log2, max_payload);
+    head += NoteHostStall(sys, head, LlData(claim_word), now, log2, max_payload);
   }
   __syncwarp();
   if (lane == 0) {
@@ -1205,7 +1229,7 @@ __device__ u32 ServeHostRing(WorkerThread& w, HostRing& ring, DirectSlot* slots,
     // from where it is.
     const u64 at = rk_host_holes.at;
     if (at == ~u64{0}) {
-      ring.head = HostHolesPlan(ring.slots, ring.log2, ring.head, now, sys->max_payload);
+      ring.head = HostHolesPlan(sys, ring.slots, ring.log2, ring.head, now, sys->max_payload);
       return 0;
     }
     ring.head = at;
@@ -1230,7 +1254,7 @@ __device__ u32 ServeHostRing(WorkerThread& w, HostRing& ring, DirectSlot* slots,
         if (lane == 0) LlRelease(ring.hdr, ring.head);
         ring.released = ring.head;
       }
-      if (size_there) ring.head += NoteHostStall(ring.head, size, now, ring.log2, sys->max_payload);
+      if (size_there) ring.head += NoteHostStall(sys, ring.head, size, now, ring.log2, sys->max_payload);
       return 0;
     }
     // A record too large for that (or whose size is not written yet: the
@@ -1252,7 +1276,7 @@ __device__ u32 ServeHostRing(WorkerThread& w, HostRing& ring, DirectSlot* slots,
       ring.released = release;
     }
     ring.head = rk_host_holes.count != 0
-                    ? HostHolesPlan(ring.slots, ring.log2, rk_host_holes.head, now, sys->max_payload)
+                    ? HostHolesPlan(sys, ring.slots, ring.log2, rk_host_holes.head, now, sys->max_payload)
                     : rk_host_holes.head;
     return records;
   }
@@ -1278,7 +1302,7 @@ __device__ u32 ServeHostRing(WorkerThread& w, HostRing& ring, DirectSlot* slots,
       const u32 flag = LlFlag(ring.head, ring.log2);
       const bool claimed = __shfl_sync(0xFFFFFFFFu, LlWordFlag(win.v[0][1]) == flag, 0);
       const u32 claim = __shfl_sync(0xFFFFFFFFu, LlData(win.v[0][1]), 0);
-      if (claimed) ring.head += NoteHostStall(ring.head, claim, now, ring.log2, sys->max_payload);
+      if (claimed) ring.head += NoteHostStall(sys, ring.head, claim, now, ring.log2, sys->max_payload);
     }
   }
   return records;

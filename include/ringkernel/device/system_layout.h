@@ -36,7 +36,7 @@ namespace rk {
 
 // The version of everything in this file and of the kernel's entry point.
 // Packages record it; the runtime refuses images built for another.
-inline constexpr u32 kAbiVersion = 5;
+inline constexpr u32 kAbiVersion = 6;
 
 // The kernel's entry point, as codegen emits it.
 #define RK_KERNEL_ENTRY_NAME "rk_system_kernel"
@@ -103,6 +103,7 @@ struct alignas(kLineBytes) DeviceShared {
   PaddedIndex actor_count;      // actor indices in use (high-water mark + 1)
   PaddedIndex reports_lost;     // dead letters and failures given up at the halt (ring back full)
   PaddedIndex trace_on;         // 1 while the host has tracing on (kTrace; RK_TRACE builds only)
+  PaddedIndex host_holes;       // host records passed over while not whole (holes opened)
 };
 
 // Device-memory statistics of one worker block, kept by its thread 0.
@@ -129,6 +130,7 @@ struct alignas(kLineBytes) SystemControl {
   PaddedIndex outbound_full;    // actors' sends to the host refused: ring full (GPU, flushed)
   PaddedIndex last_flush_ns;    // %globaltimer at the last flush (GPU)
   PaddedIndex trace_clock;      // %globaltimer when the last kTrace was applied (GPU)
+  PaddedIndex host_holes;       // host records passed over while not whole: holes opened (GPU, flushed)
 };
 
 // Mapped: one actor as the host sees it.
