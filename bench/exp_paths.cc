@@ -81,8 +81,11 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
+#include <functional>
 #include <limits>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -156,10 +159,74 @@ struct HostSender {
   std::vector<uint64_t> sent;  // per sink, over the system's life: its expected total
 };
 
+// The host threads of one configuration: the caller is thread 0, and the
+// others live through all of the configuration's bursts, as an
+// application's sending threads do. (A ring that one thread alone writes is
+// that thread's, and its Sends stream their records — runtime/ring_owner.h;
+// a fresh thread for every burst would find its rings taken by the last
+// burst's threads, and shared.)
+class SenderThreads {
+ public:
+  explicit SenderThreads(size_t n) {
+    for (size_t t = 1; t < n; ++t) threads_.emplace_back([this, t] { Serve(t); });
+  }
+  ~SenderThreads() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      quit_ = true;
+    }
+    start_.notify_all();
+    for (std::thread& th : threads_) th.join();
+  }
+  // Runs job(t) on every thread t and returns once all have finished.
+  void Run(const std::function<void(size_t)>& job) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      job_ = &job;
+      done_ = 0;
+      ++generation_;
+    }
+    start_.notify_all();
+    job(0);
+    std::unique_lock<std::mutex> lock(mu_);
+    finished_.wait(lock, [&] { return done_ == threads_.size(); });
+    job_ = nullptr;
+  }
+
+ private:
+  void Serve(size_t t) {
+    uint64_t seen = 0;
+    for (;;) {
+      const std::function<void(size_t)>* job;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        start_.wait(lock, [&] { return quit_ || generation_ != seen; });
+        if (quit_) return;
+        seen = generation_;
+        job = job_;
+      }
+      (*job)(t);
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        ++done_;
+      }
+      finished_.notify_one();
+    }
+  }
+  std::mutex mu_;
+  std::condition_variable start_, finished_;
+  const std::function<void(size_t)>* job_ = nullptr;
+  uint64_t generation_ = 0;
+  size_t done_ = 0;
+  bool quit_ = false;
+  std::vector<std::thread> threads_;
+};
+
 // One burst: `senders.size()` threads, each sending `n` messages to its own
 // Sink64s in turn and then Asking each for its totals. Returns the aggregate
 // rate (the Asks are inside the timed span).
-absl::StatusOr<double> HostBurst(System& sys, std::vector<HostSender>& senders, int n, uint64_t* retries) {
+absl::StatusOr<double> HostBurst(System& sys, SenderThreads& pool, std::vector<HostSender>& senders, int n,
+                                 uint64_t* retries) {
   const size_t threads = senders.size();
   std::vector<absl::Status> status(threads);
   std::vector<Clock::time_point> start(threads), end(threads);
@@ -212,10 +279,7 @@ absl::StatusOr<double> HostBurst(System& sys, std::vector<HostSender>& senders, 
       status[t] = CheckSink(reports[j], s.sent[j], absl::StrCat("host thread ", t, ", receiver ", j));
     }
   };
-  std::vector<std::thread> pool;
-  for (size_t t = 1; t < threads; ++t) pool.emplace_back(run, t);
-  run(0);
-  for (std::thread& th : pool) th.join();
+  pool.Run(run);
   for (const absl::Status& s : status) RK_RETURN_IF_ERROR(s);
   for (uint64_t r : tries) *retries += r;
   const Clock::time_point first = *std::min_element(start.begin(), start.end());
@@ -233,16 +297,30 @@ absl::Status HostConfig(const Bench& b, System& sys, std::vector<HostSender>& se
   const std::string config =
       absl::StrCat("path=host_to_gpu;payload=64;threads=", senders.size(), ";receivers=", receivers);
   std::vector<double> rates;
+  SenderThreads pool(senders.size());
+  // Records the workers passed over while not whole (host_holes): each is a
+  // record that stayed incomplete for 100 us, and the ring is then read a
+  // record per poll until it is whole.
+  auto holes = [&sys]() -> absl::StatusOr<uint64_t> {
+    RK_ASSIGN_OR_RETURN(SystemStats st, sys.Stats(true));
+    return st.host_holes;
+  };
+  uint64_t holes_in_all = 0;
   for (int i = 0; i < o.paths_warmup_bursts + o.paths_bursts; ++i) {
     uint64_t retries = 0;
-    RK_ASSIGN_OR_RETURN(double rate, HostBurst(sys, senders, o.paths_messages, &retries));
+    RK_ASSIGN_OR_RETURN(const uint64_t holes_before, holes());
+    RK_ASSIGN_OR_RETURN(double rate, HostBurst(sys, pool, senders, o.paths_messages, &retries));
+    RK_ASSIGN_OR_RETURN(const uint64_t holes_after, holes());
     if (i < o.paths_warmup_bursts) continue;
     const int it = i - o.paths_warmup_bursts + 1;
     rates.push_back(rate);
+    holes_in_all += holes_after - holes_before;
     b.rec.Add(kExp, config, it, "msgs_per_s", rate, "messages/second");
     b.rec.Add(kExp, config, it, "full_retries", static_cast<double>(retries), "count");
+    b.rec.Add(kExp, config, it, "host_holes", static_cast<double>(holes_after - holes_before), "count");
   }
-  std::printf("paths %-48s %12.4g msgs/s (median of %d bursts)\n", config.c_str(), Median(rates), o.paths_bursts);
+  std::printf("paths %-48s %12.4g msgs/s (median of %d bursts; %llu records stalled 100 us mid-write)\n",
+              config.c_str(), Median(rates), o.paths_bursts, static_cast<unsigned long long>(holes_in_all));
   return absl::OkStatus();
 }
 
