@@ -34,6 +34,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <map>
 #include <optional>
@@ -1062,6 +1063,77 @@ TEST_F(SystemGpuTest, TheHostInboxIsBoundedAndSendersToTheHostGetKFull) {
   absl::StatusOr<StopReport> rep = sys->Stop();
   ASSERT_TRUE(rep.ok()) << rep.status();
   EXPECT_TRUE(rep->undelivered.empty()) << rep->ToString();
+  EXPECT_EQ(rep->unhandled, 0u) << rep->ToString();
+}
+
+// Issue 9 item 2: a dead letter that an owner writes (for each message in
+// the mailbox of an actor that failed) never vanishes at a full ring back to
+// the host. The message stays in the mailbox while the ring is full, and its
+// owner tries again after its other actors; as the host makes room, every
+// dead letter arrives, in order, and none is counted lost. (Before, each one
+// that met the full ring was dropped and counted in reports_lost.)
+TEST_F(SystemGpuTest, AnOwnersDeadLettersWaitForRoomInTheRingBackAndNoneIsLost) {
+  SystemOptions o;
+  o.workers = 1;
+  o.outbound_ring_capacity = 8;
+  o.host_inbox_capacity = 4;
+  auto sys = StartSystem(o);
+  ASSERT_NE(sys, nullptr);
+  const ActorId rec = SpawnOrDie(*sys, "Recorder", "rec");
+  const ActorId brittle = SpawnOrDie(*sys, "Brittle", "brittle");
+  // The ring back fills: the inbox takes 4 of rec's notes, the ring holds 8
+  // more behind them (the host leaves them there), and rec gets kFull.
+  constexpr int kNotes = 20;
+  for (int n = 1; n <= kNotes; ++n) ASSERT_TRUE(sys->Send(rec, Noted{n}).ok());
+  auto stats_of = [&](const std::string& name) {
+    absl::StatusOr<SystemStats> st = sys->Stats();
+    EXPECT_TRUE(st.ok()) << st.status();
+    const ActorStats* a = st.ok() ? st->Find(name) : nullptr;
+    return a != nullptr ? *a : ActorStats{};
+  };
+  for (const absl::Time until = absl::Now() + absl::Seconds(20);
+       stats_of("rec").handled < static_cast<uint64_t>(kNotes) && absl::Now() < until;) {
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  ASSERT_EQ(stats_of("rec").handled, static_cast<uint64_t>(kNotes));
+  // Brittle queues 50 messages to itself and fails: its failure record waits
+  // for room, and so do the 50 dead letters its owner writes after it.
+  constexpr int kSeqs = 50;
+  ASSERT_TRUE(sys->Send(brittle, Crumble{kSeqs}).ok());
+  absl::SleepFor(absl::Milliseconds(50));
+  EXPECT_EQ(stats_of("brittle").dead_lettered, 0u) << "no room in the ring back, yet dead letters were written";
+  // The host takes what it has; the ring drains eight records at a time
+  // while the owner writes faster.
+  std::vector<DeadLetter> letters;
+  for (const absl::Time until = absl::Now() + absl::Seconds(30);
+       letters.size() < static_cast<size_t>(kSeqs) && absl::Now() < until;) {
+    absl::StatusOr<std::optional<Message>> m = sys->Receive(absl::Milliseconds(2));
+    ASSERT_TRUE(m.ok()) << m.status();
+    std::vector<DeadLetter> more = sys->TakeDeadLetters();
+    letters.insert(letters.end(), more.begin(), more.end());
+  }
+  ASSERT_EQ(letters.size(), static_cast<size_t>(kSeqs));
+  for (int i = 0; i < kSeqs; ++i) {
+    const DeadLetter& d = letters[i];
+    ASSERT_EQ(d.to, brittle);
+    ASSERT_EQ(d.from, brittle);
+    ASSERT_EQ(d.reason, DeadLetterReason::kActorFailed);
+    ASSERT_EQ(d.type, "Seq");
+    Seq seq{};
+    ASSERT_EQ(d.bytes.size(), sizeof(seq));
+    std::memcpy(&seq, d.bytes.data(), sizeof(seq));
+    EXPECT_EQ(seq.n, i + 1) << "dead letters in the order sent";
+  }
+  const ActorStats b = stats_of("brittle");
+  EXPECT_EQ(b.dead_lettered, static_cast<uint64_t>(kSeqs)) << b.ToString();
+  EXPECT_EQ(b.sent, static_cast<uint64_t>(kSeqs)) << b.ToString();
+  std::vector<ActorFailure> failures = sys->TakeFailures();
+  absl::StatusOr<StopReport> rep = sys->Stop();
+  ASSERT_TRUE(rep.ok()) << rep.status();
+  failures.insert(failures.end(), rep->failures.begin(), rep->failures.end());
+  ASSERT_EQ(failures.size(), 1u);
+  EXPECT_EQ(failures[0].code, 7u);
+  EXPECT_EQ(rep->reports_lost, 0u) << rep->ToString();
   EXPECT_EQ(rep->unhandled, 0u) << rep->ToString();
 }
 

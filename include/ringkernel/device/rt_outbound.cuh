@@ -14,10 +14,13 @@
 // back-pressure, counted in outbound_full). A host message the poller
 // rejects, and a failure record, wait for room (ReserveReport), since the
 // host keeps draining; only once the kernel is halting, with the ring still
-// full kReportHaltGraceNs later (the host no longer drains), do they give up.
-// A dead letter from an owner's loop (a message already in the mailbox of an
-// actor that failed) does not wait. Either loss is counted in reports_lost,
-// which Stop's report carries.
+// full kReportHaltGraceNs later (the host no longer drains), do they give up;
+// that loss is counted in reports_lost, which Stop's report carries. A dead
+// letter from an owner's loop (a message in the mailbox of an actor that
+// failed, or of a type it has no handler for) does not wait there, since the
+// owner's other actors would wait with it: the message stays where it is and
+// the owner tries again after its other actors had their turn (as for
+// ctx.retry_later), so it is neither lost nor overtaken.
 //
 // Release/acquire pairs: a producer's acquire load of the ring's `head`
 // (LlTryReserve, only when its cached copy says the ring is full) pairs with
@@ -115,13 +118,13 @@ constexpr u64 kReportHaltGraceNs = 1000000;
 constexpr u32 kReportWaitMaxSleepNs = 8192;
 
 // Writes one record without waiting. Returns kFull, and adds one to
-// `*full_count`, when the host has not drained the ring.
+// `*full_count` (if given), when the host has not drained the ring.
 __device__ __noinline__ SendStatus WriteOutbound(const SystemParams* sys, const OutRing& r, const LlHeader& h,
                                                  const void* payload, unsigned long long* full_count) {
   u64 pos;
   RK_ASK_STAMP(h.correlation, kStampOutEnter, GlobalTimerNs());
   if (!LlTryReserve<CtaScope>(r.tail, r.cached, &r.ring->head.value, r.log2, &pos)) {
-    atomicAdd(full_count, 1ull);
+    if (full_count != nullptr) atomicAdd(full_count, 1ull);
     return SendStatus::kFull;
   }
   RK_ASK_STAMP(h.correlation, kStampOutReserved, GlobalTimerNs());
@@ -163,14 +166,25 @@ __device__ __noinline__ void WriteReport(const SystemParams* sys, const OutRing&
 }
 
 // Reports an accepted message that will not be handled, from an owner's
-// loop, which must not wait: when the ring to the host is full the report
-// is counted in reports_lost instead. Host messages
-// the poller rejects, and failure records, wait for room (ReserveReport).
-__device__ __noinline__ void DeadLetter(const SystemParams* sys, const OutRing& out, DeadLetterReason reason,
+// loop, which must not wait: false, with nothing written, when the ring to
+// the host is full (the owner leaves the message in place and tries again
+// later). Host messages the poller rejects, and failure records, wait for
+// room (ReserveReport).
+__device__ __forceinline__ LlHeader DeadLetterHeader(DeadLetterReason reason, u32 receiver, const MailHeader& m,
+                                                     const void* payload) {
+  return OutboundHeader(OutboundKind::kDeadLetter, static_cast<u32>(reason), m.type, payload != nullptr ? m.size : 0,
+                        receiver, m.sender, m.correlation, m.hlc);
+}
+__device__ __noinline__ bool DeadLetter(const SystemParams* sys, const OutRing& out, DeadLetterReason reason,
                                         u32 receiver, const MailHeader& m, const void* payload) {
-  const LlHeader h = OutboundHeader(OutboundKind::kDeadLetter, static_cast<u32>(reason), m.type,
-                                    payload != nullptr ? m.size : 0, receiver, m.sender, m.correlation, m.hlc);
-  WriteOutbound(sys, out, h, payload, &sys->shared->reports_lost.value);
+  return WriteOutbound(sys, out, DeadLetterHeader(reason, receiver, m, payload), payload, nullptr) == SendStatus::kOk;
+}
+// The same from a block handler's meeting (RunBlockMessage), where the
+// message cannot stay for later: it waits for room (WriteReport), the
+// block with it.
+__device__ __noinline__ void DeadLetterWaiting(const SystemParams* sys, const OutRing& out, DeadLetterReason reason,
+                                               u32 receiver, const MailHeader& m, const void* payload) {
+  WriteReport(sys, out, DeadLetterHeader(reason, receiver, m, payload), payload);
 }
 
 // Copies a host record's payload (still in its ring) into a dead letter,

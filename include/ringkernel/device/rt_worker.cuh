@@ -415,8 +415,14 @@ __device__ Handled HandleOne(WorkerThread& w, OwnedActor& o, const MailRecord& r
   RK_OC_ONLY(const long long oc_in = clock64();)
   const SystemParams* sys = w.sys;
   if (r.h.flags & kMailVoid) return Handled::kDone;
+  // A dead letter that finds the ring to the host full leaves the message
+  // where it is, to be tried again after the worker's other actors
+  // (rt_outbound.cuh).
   if (o.failed) {
-    DeadLetter(sys, WorkerOutRing(sys, w.worker, w.out), DeadLetterReason::kActorFailed, o.index, r.h, r.payload);
+    if (!DeadLetter(sys, WorkerOutRing(sys, w.worker, w.out), DeadLetterReason::kActorFailed, o.index, r.h,
+                    r.payload)) {
+      return Handled::kRetry;
+    }
     RK_TRACE_EVENT(sys, &w.out->trace, TraceKindType(TraceKind::kDeadLetter, r.h.type), o.index,
                    static_cast<u32>(DeadLetterReason::kActorFailed), r.h.sender);
     ++o.dead_lettered;
@@ -425,7 +431,10 @@ __device__ Handled HandleOne(WorkerThread& w, OwnedActor& o, const MailRecord& r
   const u32 kind = kThread ? 1u : HandlerKindFast(o.type, r.h.type);
   if (kind == 2) return Handled::kNeedsBlock;
   if (kind == 0) {
-    DeadLetter(sys, WorkerOutRing(sys, w.worker, w.out), DeadLetterReason::kNoHandler, o.index, r.h, r.payload);
+    if (!DeadLetter(sys, WorkerOutRing(sys, w.worker, w.out), DeadLetterReason::kNoHandler, o.index, r.h,
+                    r.payload)) {
+      return Handled::kRetry;
+    }
     RK_TRACE_EVENT(sys, &w.out->trace, TraceKindType(TraceKind::kDeadLetter, r.h.type), o.index,
                    static_cast<u32>(DeadLetterReason::kNoHandler), r.h.sender);
     ++o.dead_lettered;
@@ -1349,7 +1358,8 @@ __device__ void RunBlockMessage(WorkerThread& w, u32 a, u8* smem, u64* s_hlc, un
   if (tid == 0) {
     // Thread 0 (the leader) is the one that sends and fails.
     if (o.failed) {
-      DeadLetter(sys, WorkerOutRing(sys, w.worker, w.out), DeadLetterReason::kActorFailed, o.index, r.h, r.payload);
+      DeadLetterWaiting(sys, WorkerOutRing(sys, w.worker, w.out), DeadLetterReason::kActorFailed, o.index, r.h,
+                        r.payload);
       RK_TRACE_EVENT(sys, &w.out->trace, TraceKindType(TraceKind::kDeadLetter, r.h.type), o.index,
                      static_cast<u32>(DeadLetterReason::kActorFailed), r.h.sender);
       ++o.dead_lettered;

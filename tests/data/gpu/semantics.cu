@@ -141,6 +141,21 @@ struct RK_ACTOR Fragile {
   }
 };
 
+// ---- Fails with messages queued: its owner dead-letters each of them. ----
+struct Crumble { int count; };
+struct RK_ACTOR Brittle {
+  // Sends itself Seq 1..count (stopping at the first refusal), then fails:
+  // every one of them is already in its mailbox, for its owner to
+  // dead-letter.
+  RK_HANDLER void on(const Crumble& c, rk::Ctx& ctx) {
+    for (int n = 1; n <= c.count; ++n) {
+      if (ctx.send(ctx.self(), Seq{0, n}) != rk::SendStatus::kOk) break;
+    }
+    ctx.fail(7);
+  }
+  RK_HANDLER void on(const Seq& s, rk::Ctx& ctx) {}
+};
+
 // ---- Clocks: report ctx.now() and a sender's stamp. ----
 struct Tick { unsigned long long sender_stamp; };
 struct Tock { unsigned long long now; unsigned long long sender_stamp; };
