@@ -74,6 +74,13 @@
 
 namespace rk {
 
+// A spinning host thread's pause (the writers of the host rings, as they wait).
+inline void CpuRelax() {
+#if defined(__x86_64__)
+  __builtin_ia32_pause();
+#endif
+}
+
 // One host → worker ring as its producers see it: its slots and geometry
 // (mapped), and the producers' hint and cached head (host memory).
 struct RingRef {
@@ -106,18 +113,15 @@ class RingOwners {
   // ring is shared.
   void Init(uint32_t rings, bool enabled) {
     rings_ = std::make_unique<RingState[]>(rings);
-    num_rings_ = rings;
-    enabled_ = enabled;
     if (!enabled) {
       for (uint32_t r = 0; r < rings; ++r) rings_[r].owner.store(kShared, std::memory_order_relaxed);
     }
   }
-  bool enabled() const { return enabled_; }
 
   // How the thread with tag `me` (0: none, from WriterGate::SlotTag) writes
   // ring `r`: takes it if it is free, takes it from another owner (making it
-  // shared), or waits out a taker. `slots`, `log2`, `hint`: the ring, so that
-  // a taker can claim its owner's intent. `barrier`: the process barrier.
+  // shared), or waits out a taker. `ring`: so that a taker can claim its
+  // owner's intent. `barrier`: the process barrier.
   // Call it before entering the writer gate (a taker runs the barrier).
   template <class Barrier>
   Mode Enter(uint32_t r, uint32_t me, const RingRef& ring, Barrier&& barrier) {
@@ -264,12 +268,6 @@ class RingOwners {
     std::atomic<bool> floored{false};
   };
 
-  static void CpuRelax() {
-#if defined(__x86_64__)
-    __builtin_ia32_pause();
-#endif
-  }
-
   // The taker, after its barrier: adopts the owner's last intent (if the
   // owner has not withdrawn it) and sets the floor past the owner's records.
   static void Revoke(RingState& s, const RingRef& ring) {
@@ -305,8 +303,6 @@ class RingOwners {
   }
 
   std::unique_ptr<RingState[]> rings_;
-  uint32_t num_rings_ = 0;
-  bool enabled_ = false;
 };
 
 }  // namespace rk

@@ -41,8 +41,6 @@ constexpr uint32_t kControlRingLog2 = 6;
 constexpr auto kReaderBusySleep = std::chrono::microseconds(50);
 constexpr auto kReaderIdleSleep = std::chrono::microseconds(400);
 
-inline void CpuRelax() { __builtin_ia32_pause(); }
-
 bool IsPow2(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
 
