@@ -43,6 +43,13 @@ constexpr auto kReaderIdleSleep = std::chrono::microseconds(400);
 
 bool IsPow2(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
+// Whether the environment variable `name` is set to something other than
+// "" or "0".
+bool EnvFlag(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' && std::strcmp(v, "0") != 0;
+}
+
 
 KernelPhase PhaseOf(uint64_t state) {
   switch (static_cast<KernelState>(state)) {
@@ -292,9 +299,7 @@ absl::Status SystemImpl::Init() {
   // where the process barrier is available and RINGKERNEL_SHARED_RINGS is
   // not set (then every Send claims its record in the ring, as with several
   // writers: for comparisons).
-  const char* shared_rings = std::getenv("RINGKERNEL_SHARED_RINGS");
-  ring_owners_.Init(workers, admission_.asymmetric() &&
-                                 (shared_rings == nullptr || shared_rings[0] == '\0' || shared_rings[0] == '0'));
+  ring_owners_.Init(workers, admission_.asymmetric() && !EnvFlag("RINGKERNEL_SHARED_RINGS"));
   out_heads_ = std::make_unique<std::atomic<u64>[]>(workers);
   asks_waiting_ = std::make_unique<std::atomic<uint32_t>[]>(workers);
   for (uint32_t w = 0; w < workers; ++w) {
@@ -340,8 +345,7 @@ absl::Status SystemImpl::Init() {
   p.track_running = o.track_running ? 1 : 0;
   // For tools that do not follow the tensor memory accelerator's copies
   // (compute-sanitizer's racecheck and initcheck): the senders copy.
-  const char* no_bulk = std::getenv("RINGKERNEL_NO_BULK_COPY");
-  p.no_bulk_copy = no_bulk != nullptr && *no_bulk != '\0' && std::strcmp(no_bulk, "0") != 0 ? 1 : 0;
+  p.no_bulk_copy = EnvFlag("RINGKERNEL_NO_BULK_COPY") ? 1 : 0;
   RK_RETURN_IF_ERROR(InitTrace());
   std::memcpy(table_image.data(), &p, sizeof(p));
   RK_RETURN_IF_ERROR(tables_->UploadAsync(*copy_stream_, table_image.data(), table_image.size(), 0));

@@ -120,13 +120,23 @@ class SystemGpuTest : public ::testing::Test {
     }
     return std::nullopt;
   }
-  // What `name`'s statistics say it handled (~0 if they cannot be read).
-  static uint64_t HandledBy(System& s, const std::string& name) {
+  // `name`'s statistics now (empty ones, and a failure, if they cannot be
+  // read).
+  static ActorStats StatsOf(System& s, const std::string& name) {
     absl::StatusOr<SystemStats> st = s.Stats();
     EXPECT_TRUE(st.ok()) << st.status();
     const ActorStats* a = st.ok() ? st->Find(name) : nullptr;
     EXPECT_NE(a, nullptr) << name;
-    return a != nullptr ? a->handled : ~uint64_t{0};
+    return a != nullptr ? *a : ActorStats{};
+  }
+  // One worker whose ring back holds 8 records and whose host inbox takes
+  // 4: an actor's messages to the host soon fill both.
+  std::unique_ptr<System> StartWithSmallRingBack() {
+    SystemOptions o;
+    o.workers = 1;
+    o.outbound_ring_capacity = 8;
+    o.host_inbox_capacity = 4;
+    return StartSystem(o);
   }
   // A 400-byte Large message whose bytes MixChecker checks.
   static Large LargeMessage(int n) {
@@ -273,7 +283,7 @@ TEST_P(PausedWriterTest, AHostRecordIsTakenOnlyWholeAndAPausedWriterHoldsUpOnlyI
   }
   // The poller has looked at the partial record for a while: nothing taken.
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  EXPECT_EQ(HandledBy(*sys, "mix"), 1u) << "a partly written record was taken";
+  EXPECT_EQ(StatsOf(*sys, "mix").handled, 1u) << "a partly written record was taken";
   resume.store(true);
   writer.join();
   absl::StatusOr<MixReport> r = sys->Ask<MixReport>(mix, MixQuery{0}, kAsk);
@@ -385,7 +395,7 @@ TEST_F(SystemGpuTest, ARingsOwnerStoppedMidRecordHoldsUpOnlyItsOwnRecord) {
   }
   EXPECT_EQ(internal::SystemAccess::RingOwnerOf(*sys, w), RingOwners::kShared);
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  EXPECT_EQ(HandledBy(*sys, "mix"), 1u) << "the stopped record was taken";
+  EXPECT_EQ(StatsOf(*sys, "mix").handled, 1u) << "the stopped record was taken";
   resume.store(true);
   writer.join();
   for (int n = 3; n <= 6; ++n) ASSERT_TRUE(sys->Send(mix, large(n)).ok());
@@ -1022,11 +1032,7 @@ TEST_F(SystemGpuTest, RepliesTheBackgroundReaderTakesStillReachTheirAsks) {
 // growing without bound. What the host received is exactly what the sender
 // counted as sent, in order.
 TEST_F(SystemGpuTest, TheHostInboxIsBoundedAndSendersToTheHostGetKFull) {
-  SystemOptions o;
-  o.workers = 1;
-  o.outbound_ring_capacity = 8;
-  o.host_inbox_capacity = 4;
-  auto sys = StartSystem(o);
+  auto sys = StartWithSmallRingBack();
   ASSERT_NE(sys, nullptr);
   const ActorId rec = SpawnOrDie(*sys, "Recorder", "rec");
   constexpr int kNotes = 100;
@@ -1073,11 +1079,7 @@ TEST_F(SystemGpuTest, TheHostInboxIsBoundedAndSendersToTheHostGetKFull) {
 // dead letter arrives, in order, and none is counted lost. (Before, each one
 // that met the full ring was dropped and counted in reports_lost.)
 TEST_F(SystemGpuTest, AnOwnersDeadLettersWaitForRoomInTheRingBackAndNoneIsLost) {
-  SystemOptions o;
-  o.workers = 1;
-  o.outbound_ring_capacity = 8;
-  o.host_inbox_capacity = 4;
-  auto sys = StartSystem(o);
+  auto sys = StartWithSmallRingBack();
   ASSERT_NE(sys, nullptr);
   const ActorId rec = SpawnOrDie(*sys, "Recorder", "rec");
   const ActorId brittle = SpawnOrDie(*sys, "Brittle", "brittle");
@@ -1085,23 +1087,17 @@ TEST_F(SystemGpuTest, AnOwnersDeadLettersWaitForRoomInTheRingBackAndNoneIsLost) 
   // more behind them (the host leaves them there), and rec gets kFull.
   constexpr int kNotes = 20;
   for (int n = 1; n <= kNotes; ++n) ASSERT_TRUE(sys->Send(rec, Noted{n}).ok());
-  auto stats_of = [&](const std::string& name) {
-    absl::StatusOr<SystemStats> st = sys->Stats();
-    EXPECT_TRUE(st.ok()) << st.status();
-    const ActorStats* a = st.ok() ? st->Find(name) : nullptr;
-    return a != nullptr ? *a : ActorStats{};
-  };
   for (const absl::Time until = absl::Now() + absl::Seconds(20);
-       stats_of("rec").handled < static_cast<uint64_t>(kNotes) && absl::Now() < until;) {
+       StatsOf(*sys, "rec").handled < static_cast<uint64_t>(kNotes) && absl::Now() < until;) {
     absl::SleepFor(absl::Milliseconds(5));
   }
-  ASSERT_EQ(stats_of("rec").handled, static_cast<uint64_t>(kNotes));
+  ASSERT_EQ(StatsOf(*sys, "rec").handled, static_cast<uint64_t>(kNotes));
   // Brittle queues 50 messages to itself and fails: its failure record waits
   // for room, and so do the 50 dead letters its owner writes after it.
   constexpr int kSeqs = 50;
   ASSERT_TRUE(sys->Send(brittle, Crumble{kSeqs}).ok());
   absl::SleepFor(absl::Milliseconds(50));
-  EXPECT_EQ(stats_of("brittle").dead_lettered, 0u) << "no room in the ring back, yet dead letters were written";
+  EXPECT_EQ(StatsOf(*sys, "brittle").dead_lettered, 0u) << "no room in the ring back, yet dead letters were written";
   // The host takes what it has; the ring drains eight records at a time
   // while the owner writes faster.
   std::vector<DeadLetter> letters;
@@ -1124,7 +1120,7 @@ TEST_F(SystemGpuTest, AnOwnersDeadLettersWaitForRoomInTheRingBackAndNoneIsLost) 
     std::memcpy(&seq, d.bytes.data(), sizeof(seq));
     EXPECT_EQ(seq.n, i + 1) << "dead letters in the order sent";
   }
-  const ActorStats b = stats_of("brittle");
+  const ActorStats b = StatsOf(*sys, "brittle");
   EXPECT_EQ(b.dead_lettered, static_cast<uint64_t>(kSeqs)) << b.ToString();
   EXPECT_EQ(b.sent, static_cast<uint64_t>(kSeqs)) << b.ToString();
   std::vector<ActorFailure> failures = sys->TakeFailures();
