@@ -208,9 +208,11 @@ class RingOwners {
     u32 pad;
     if (!LlPlaceOwned(ring.log2, ring.hint, ring.cached_head, ring.head, h.size, &start, &pad)) {
       // The writer waits for the reader now, and the reader may be waiting
-      // for this thread's last records: make them visible.
+      // for this thread's last records: make them visible. A ring taken
+      // meanwhile is written shared (its hint is no longer this thread's
+      // exact end, and a place found from it means nothing).
       FenceStreamed();
-      return Wrote::kFull;
+      return Owns(r, me) ? Wrote::kFull : Wrote::kLost;
     }
     // The intent: the sequence odd while its fields change, even after.
     // (Release stores, plain stores on x86: each field is ordered after the

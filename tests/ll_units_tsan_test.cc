@@ -344,7 +344,19 @@ void Consume(UnitRing* ring, u64 start, u32 producers, u64 total, UnitLog* log, 
     }
   };
   while (result->records < total || !holes.empty()) {
-    if (watchdog->Expired()) return fail(pos, "gave up waiting");
+    if (watchdog->Expired()) {
+      // What the reader waits at: the words of its first units (flag:data).
+      std::string seen;
+      for (u64 q = pos; q < pos + 3; ++q) {
+        seen += "\n  unit " + std::to_string(q) + " (lap flag " + std::to_string(ring->Flag(q) & 0x7FFFFFFFu) + "):";
+        for (u32 i = 0; i < kLlUnitWords; ++i) {
+          const u64 w = LoadRelaxedSys(ring->Unit(q) + i);
+          seen += " " + std::to_string(LlWordFlag(w) & 0x7FFFFFFFu) + ":" + std::to_string(LlData(w));
+        }
+      }
+      return fail(pos, "gave up waiting; hint " + std::to_string(ring->tail()) + ", head " +
+                           std::to_string(ring->head()) + seen);
+    }
     LlHeader h;
     u32 units = 0;
     const LlReadResult r = ring->TryRead(pos, &h, buffer.data(), &units);
@@ -644,6 +656,63 @@ TEST(RingOwnersTest, WithoutTheProcessBarrierEveryRingIsShared) {
   const OwnerOutcome o = RunOwned(6, 220, 0, 4, 300, 1000, false, false, /*asymmetric=*/false);
   EXPECT_EQ(o.result.records, 300u + 4 * 1000u);
   EXPECT_EQ(o.owner_before_others, RingOwners::kShared);
+}
+
+// A thread that entered as the ring's owner, whose ring another thread
+// took before it found room: it writes its record shared, whatever the
+// shared hint says — even one behind the reader, which is no place an owner
+// could be (it used to find "no room" there forever).
+TEST(RingOwnersTest, AnOwnerWhoseRingWasTakenWritesSharedEvenFromAHintBehindTheReader) {
+  if (!RingsHaveOwners()) GTEST_SKIP() << "no process barrier (membarrier): rings have no owners here";
+  UnitRing ring(6, 100, 0);
+  WriterGate gate;
+  gate.Init(1);
+  gate.Open();
+  RingOwners owners;
+  owners.Init(1, gate.asymmetric());
+  auto barrier = [&] { gate.Barrier(); };
+  auto open = [&] { return gate.open(); };
+  const u8 payload[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  LlHeader h = HeaderOf(0, 0, 8);
+  const u32 a = gate.SlotTag();
+  RingOwners::Mode mode = owners.Enter(0, a, ring.Ref(), barrier);
+  ASSERT_EQ(mode, RingOwners::Mode::kOwned);
+  ASSERT_TRUE(owners.TryWrite(0, a, &mode, ring.Ref(), h, payload, barrier, open));
+  // Another thread takes the ring and writes six records; the reader takes
+  // all seven; the shared hint is left well behind the reader's head.
+  u32 b = 0;
+  std::thread taker([&] {
+    b = gate.SlotTag();
+    RingOwners::Mode m = owners.Enter(0, b, ring.Ref(), barrier);
+    EXPECT_EQ(m, RingOwners::Mode::kShared);
+    for (u64 seq = 0; seq < 6; ++seq) {
+      EXPECT_TRUE(owners.TryWrite(0, b, &m, ring.Ref(), HeaderOf(1, seq, 8), payload, barrier, open));
+    }
+  });
+  taker.join();
+  ASSERT_NE(b, a);
+  EXPECT_EQ(owners.OwnerOf(0), RingOwners::kShared);
+  u64 pos = 0;
+  for (int i = 0; i < 7; ++i) {
+    LlHeader r;
+    u32 buf[8], units = 0;
+    ASSERT_EQ(ring.TryRead(pos, &r, buf, &units), LlReadResult::kReady) << "record " << i;
+    pos += units;
+  }
+  ring.Release(pos);
+  ring.SetCachedHead(pos);
+  ring.SetHint(pos - 5);
+  // The first thread still thinks it owns the ring.
+  u64 at = ~u64{0};
+  ASSERT_TRUE(owners.TryWrite(0, a, &mode, ring.Ref(), HeaderOf(0, 1, 8), payload, barrier, open, nullptr, nullptr, &at))
+      << "a ring with room refused a writer whose ring was taken";
+  EXPECT_EQ(mode, RingOwners::Mode::kShared);
+  EXPECT_EQ(at, pos);
+  LlHeader r;
+  u32 buf[8], units = 0;
+  ASSERT_EQ(ring.TryRead(pos, &r, buf, &units), LlReadResult::kReady);
+  EXPECT_EQ(r.peer, 1u) << "producer 0's second record";
+  EXPECT_EQ(r.writer, 0u) << "written shared, in order";
 }
 
 // Hole mode's choice (LlHolePick) on looks the GPU may see.

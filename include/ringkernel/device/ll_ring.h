@@ -445,6 +445,10 @@ inline bool LlPlaceOwned(u32 capacity_log2, const u64* hint, u64* cached_head, c
   const u64 t = __atomic_load_n(hint, __ATOMIC_RELAXED);
   u64 h = __atomic_load_n(cached_head, __ATOMIC_ACQUIRE);
   for (;;) {
+    // (An owner's hint is never behind the reader. A thread whose ring was
+    // taken reads a shared hint, which may be: it finds no room, and learns
+    // it lost the ring.)
+    if (static_cast<i64>(t - h) < 0) return false;
     const u32 p = LlSkipBefore(t, units, capacity_log2);
     if (t - h + p + units <= capacity) {
       *start = t;
