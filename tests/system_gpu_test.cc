@@ -1084,14 +1084,22 @@ TEST_F(SystemGpuTest, AnOwnersDeadLettersWaitForRoomInTheRingBackAndNoneIsLost) 
   const ActorId rec = SpawnOrDie(*sys, "Recorder", "rec");
   const ActorId brittle = SpawnOrDie(*sys, "Brittle", "brittle");
   // The ring back fills: the inbox takes 4 of rec's notes, the ring holds 8
-  // more behind them (the host leaves them there), and rec gets kFull.
-  constexpr int kNotes = 20;
-  for (int n = 1; n <= kNotes; ++n) ASSERT_TRUE(sys->Send(rec, Noted{n}).ok());
-  for (const absl::Time until = absl::Now() + absl::Seconds(20);
-       StatsOf(*sys, "rec").handled < static_cast<uint64_t>(kNotes) && absl::Now() < until;) {
-    absl::SleepFor(absl::Milliseconds(5));
+  // more behind them (the host leaves them there), and rec gets kFull. The
+  // background reader may move notes into the inbox after rec met kFull
+  // (a slowed GPU makes that likely), which leaves room in the ring: so rec
+  // gets one note at a time until 12 of its notes went out, 4 in the inbox
+  // and 8 filling the ring, where no reader takes them any more.
+  constexpr uint64_t kHeld = 4 + 8;
+  int notes = 0;
+  for (const absl::Time until = absl::Now() + absl::Seconds(30);
+       StatsOf(*sys, "rec").sent < kHeld && absl::Now() < until;) {
+    ASSERT_TRUE(sys->Send(rec, Noted{++notes}).ok());
+    while (StatsOf(*sys, "rec").handled < static_cast<uint64_t>(notes) && absl::Now() < until) {
+      absl::SleepFor(absl::Milliseconds(1));
+    }
   }
-  ASSERT_EQ(StatsOf(*sys, "rec").handled, static_cast<uint64_t>(kNotes));
+  ASSERT_EQ(StatsOf(*sys, "rec").sent, kHeld) << "the ring back never filled";
+  ASSERT_EQ(StatsOf(*sys, "rec").handled, static_cast<uint64_t>(notes));
   // Brittle queues 50 messages to itself and fails: its failure record waits
   // for room, and so do the 50 dead letters its owner writes after it.
   constexpr int kSeqs = 50;
