@@ -30,6 +30,14 @@
 //       latency_us: an Ask to that Echo after Q ms in which nothing was sent,
 //       each of --paths-quiet-asks recorded (no warm-up: the first Ask after
 //       quiet is the measurement).
+//   path=ask_gpu_quiet;quiet_ms=Q
+//       latency_us: an Ask to that Echo after Q ms in which the same host
+//       thread kept Asking a second Echo on another worker: the GPU side of
+//       the first Echo was quiet, the host's code and data were not.
+//   path=ask_after_spin;quiet_ms=Q
+//       latency_us: an Ask to that Echo after a Q ms sleep and then 200 µs
+//       of the thread spinning on the clock (a core awake and at speed,
+//       with none of the Ask's code or data touched).
 //   path=host_to_gpu;payload=64;threads=T;receivers=T   (T = 1 and 4)
 //       msgs_per_s: T host threads, started together, each Sends
 //       --paths-messages 64-byte messages to its own Sink64 actor (retrying
@@ -674,6 +682,47 @@ absl::Status ExpPaths(const Bench& b) {
       const std::string config = absl::StrCat("path=ask;quiet_ms=", quiet_ms);
       for (int i = 0; i < o.paths_quiet_asks; ++i) {
         absl::SleepFor(absl::Milliseconds(quiet_ms));
+        const uint64_t want = ++seq;
+        const Clock::time_point t0 = Clock::now();
+        absl::StatusOr<Pong> p = sys->Ask<Pong>(echo, Ping{want}, kAskTimeout);
+        const Clock::time_point t1 = Clock::now();
+        if (!p.ok()) return p.status();
+        if (p->seq != want) return absl::InternalError("the Echo answered another Ping");
+        const double us = std::chrono::duration<double, std::micro>(t1 - t0).count();
+        b.rec.Add(kExp, config, i + 1, "latency_us", us, "microseconds");
+        std::printf("paths %-48s %8.3f us\n", config.c_str(), us);
+      }
+    }
+    // What the pause makes slow, taken apart: the GPU side quiet while the
+    // host keeps busy with the same calls, and the host awake (spinning) but
+    // its Ask path untouched.
+    // (Spawn puts it on the least loaded worker: not the first Echo's.)
+    RK_ASSIGN_OR_RETURN(ActorId other, sys->Spawn("Echo", "echo_busy"));
+    for (const int quiet_ms : quiet) {
+      const std::string config = absl::StrCat("path=ask_gpu_quiet;quiet_ms=", quiet_ms);
+      for (int i = 0; i < o.paths_quiet_asks; ++i) {
+        for (const absl::Time until = absl::Now() + absl::Milliseconds(quiet_ms); absl::Now() < until;) {
+          const uint64_t busy = ++seq;
+          absl::StatusOr<Pong> p = sys->Ask<Pong>(other, Ping{busy}, kAskTimeout);
+          if (!p.ok()) return p.status();
+        }
+        const uint64_t want = ++seq;
+        const Clock::time_point t0 = Clock::now();
+        absl::StatusOr<Pong> p = sys->Ask<Pong>(echo, Ping{want}, kAskTimeout);
+        const Clock::time_point t1 = Clock::now();
+        if (!p.ok()) return p.status();
+        if (p->seq != want) return absl::InternalError("the Echo answered another Ping");
+        const double us = std::chrono::duration<double, std::micro>(t1 - t0).count();
+        b.rec.Add(kExp, config, i + 1, "latency_us", us, "microseconds");
+        std::printf("paths %-48s %8.3f us\n", config.c_str(), us);
+      }
+    }
+    for (const int quiet_ms : quiet) {
+      const std::string config = absl::StrCat("path=ask_after_spin;quiet_ms=", quiet_ms);
+      for (int i = 0; i < o.paths_quiet_asks; ++i) {
+        absl::SleepFor(absl::Milliseconds(quiet_ms));
+        for (const Clock::time_point until = Clock::now() + std::chrono::microseconds(200); Clock::now() < until;) {
+        }
         const uint64_t want = ++seq;
         const Clock::time_point t0 = Clock::now();
         absl::StatusOr<Pong> p = sys->Ask<Pong>(echo, Ping{want}, kAskTimeout);
