@@ -34,6 +34,7 @@
 #include "ringkernel/device/system_layout.h"
 #include "ringkernel/system.h"
 #include "runtime/device_buffer.h"
+#include "runtime/ask_slots.h"
 #include "runtime/mapped_buffer.h"
 #include "runtime/module.h"
 #include "runtime/stream.h"
@@ -131,6 +132,12 @@ class SystemImpl {
     Message reply;
   };
   using PendingMap = absl::flat_hash_map<uint64_t, PendingAsk>;
+  // An Ask's answer as its slot holds it (ask_slots.h).
+  struct AskAnswer {
+    absl::Status error;
+    Message reply;
+  };
+  using AskSlotTable = internal::AskSlots<AskAnswer>;
 
   SystemImpl(std::shared_ptr<RuntimeImpl> runtime, std::shared_ptr<const jit::Package> package,
              const SystemOptions& options)
@@ -140,8 +147,10 @@ class SystemImpl {
   absl::StatusOr<ActorId> SpawnUntraced(std::string_view type, std::string_view name);
   absl::Status SendUntraced(ActorId to, uint32_t type_id, const void* bytes, size_t size, uint64_t correlation,
                             absl::Time deadline);
+  // `seq`: the Ask's sequence number; `*correlation`: the correlation it
+  // was sent with (its slot's, or pending_'s when every slot is taken).
   absl::StatusOr<Message> AskUntraced(ActorId to, uint32_t type_id, const void* bytes, size_t size,
-                                      absl::Duration timeout, uint64_t correlation);
+                                      absl::Duration timeout, uint64_t seq, uint64_t* correlation);
 
   // ---- The device timeline (system_trace.cc). ----
   // A record taken from a trace ring, with the ring it came from.
@@ -342,6 +351,10 @@ class SystemImpl {
   std::deque<Message> inbox_ ABSL_GUARDED_BY(out_mu_);
   std::vector<DeadLetter> dead_letters_ ABSL_GUARDED_BY(out_mu_);
   std::vector<ActorFailure> failures_ ABSL_GUARDED_BY(out_mu_);
+  // Waiting Asks: each in a slot of its own, answered without out_mu_ on
+  // the Ask's side (answers are handed over by drains, under out_mu_); in
+  // pending_ only while every slot is taken.
+  AskSlotTable ask_slots_;
   PendingMap pending_ ABSL_GUARDED_BY(out_mu_);
   // An answered Ask's entry, removed: its reply, or the error that ended it.
   absl::StatusOr<Message> TakeAnswer(PendingMap::iterator it) ABSL_EXCLUSIVE_LOCKS_REQUIRED(out_mu_);
