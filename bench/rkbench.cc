@@ -220,7 +220,8 @@ absl::Status Exp1(Runtime& runtime, const Program& program, Recorder& rec, const
 // below (`steps`): the poller's read and parse, the hand-over, the owner
 // finding and taking it, the handler's call, the reply's reservation and
 // stores, the entry freed. The host's share (its Send, the two trips over
-// the bus, its drain) is the Ask minus the GPU's span.
+// the bus, its drain) is the Ask minus the GPU's span. Then the same for
+// --paths-quiet-asks Asks after a pause each (quiet_ask, quiet_*).
 absl::Status AskStamps(Runtime& runtime, const Program& program, Recorder& rec, const Options& o) {
   const std::string exp = "ask_stamps";
   if (!o.skip_baselines) {
@@ -233,6 +234,26 @@ absl::Status AskStamps(Runtime& runtime, const Program& program, Recorder& rec, 
   RK_ASSIGN_OR_RETURN(ActorId echo, sys->Spawn("Echo", "echo"));
   unsigned long long seq = 0;
   RK_RETURN_IF_ERROR(TimeEchoAsks(*sys, echo, rec, o, exp, &seq));
+  // Then --paths-quiet-asks Asks, each after a pause of the first of
+  // --paths-quiet-ms: their steps are reported apart (quiet_*), to show
+  // where the first Ask after a pause spends its time on the GPU.
+  int quiet_ms = 0;
+  if (!absl::SimpleAtoi(std::string(o.paths_quiet_ms.substr(0, o.paths_quiet_ms.find(','))), &quiet_ms) ||
+      quiet_ms < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("--paths-quiet-ms: '", o.paths_quiet_ms, "'"));
+  }
+  const int quiet_asks = std::max(o.paths_quiet_asks, 0);
+  for (int i = 0; i < quiet_asks; ++i) {
+    absl::SleepFor(absl::Milliseconds(quiet_ms));
+    const unsigned long long n = ++seq;
+    const auto t0 = std::chrono::steady_clock::now();
+    absl::StatusOr<Pong> p = sys->Ask<Pong>(echo, Ping{n}, absl::Seconds(1));
+    const auto t1 = std::chrono::steady_clock::now();
+    if (!p.ok()) return p.status();
+    if (p->seq != n) return absl::InternalError("wrong pong");
+    rec.Add(exp, absl::StrCat("quiet_ask;quiet_ms=", quiet_ms), i + 1, "latency_us",
+            std::chrono::duration<double, std::micro>(t1 - t0).count(), "microseconds");
+  }
   RK_ASSIGN_OR_RETURN(StopReport r, sys->Stop());
   (void)r;
   constexpr size_t kSlots = 4096, kStamps = 16;
@@ -252,16 +273,25 @@ absl::Status AskStamps(Runtime& runtime, const Program& program, Recorder& rec, 
                         {"gpu_i_handler_to_out_write", 3, 7}, {"gpu_j_out_reserve", 7, 8},
                         {"gpu_k_out_write", 8, 4},           {"gpu_l_handler_to_freed", 4, 5},
                         {"gpu_poll_to_handler_out", 0, 4}};
-  int n = 0;
+  // The complete rows, oldest first (by the GPU time their poll began):
+  // the last quiet_asks of them are the quiet Asks.
+  std::vector<const uint64_t*> rows;
   for (size_t i = 0; i < kSlots; ++i) {
     const uint64_t* s = &st[i * kStamps];
     bool all = true;
     for (size_t k = 0; k < 14; ++k) all = all && s[k] != 0;
-    if (!all) continue;
-    ++n;
+    if (all) rows.push_back(s);
+  }
+  std::sort(rows.begin(), rows.end(), [](const uint64_t* a, const uint64_t* b) { return a[0] < b[0]; });
+  const size_t warm_rows = rows.size() > static_cast<size_t>(quiet_asks) ? rows.size() - quiet_asks : 0;
+  int n = 0;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const uint64_t* s = rows[i];
+    const bool quiet = i >= warm_rows;
+    const int iteration = quiet ? static_cast<int>(i - warm_rows) + 1 : ++n;
     for (const Step& x : steps) {
-      rec.Add(exp, x.name, n, "latency_us", (static_cast<double>(s[x.to]) - static_cast<double>(s[x.from])) / 1000.0,
-              "microseconds");
+      rec.Add(exp, quiet ? absl::StrCat("quiet_", x.name) : std::string(x.name), iteration, "latency_us",
+              (static_cast<double>(s[x.to]) - static_cast<double>(s[x.from])) / 1000.0, "microseconds");
     }
   }
   if (n == 0) return absl::InternalError("no complete stamps: is the package a build with -D RK_ASK_STAMPS?");
