@@ -663,6 +663,19 @@ absl::Status ExpPaths(const Bench& b) {
                     Median(idle_watts), Median(*watts), delta);
       }
     }
+    // One Ask of the Echo, timed and recorded as `iteration` of `config`.
+    auto time_ask = [&](const std::string& config, int iteration) -> absl::Status {
+      const uint64_t want = ++seq;
+      const Clock::time_point t0 = Clock::now();
+      absl::StatusOr<Pong> p = sys->Ask<Pong>(echo, Ping{want}, kAskTimeout);
+      const Clock::time_point t1 = Clock::now();
+      if (!p.ok()) return p.status();
+      if (p->seq != want) return absl::InternalError("the Echo answered another Ping");
+      const double us = std::chrono::duration<double, std::micro>(t1 - t0).count();
+      b.rec.Add(kExp, config, iteration, "latency_us", us, "microseconds");
+      std::printf("paths %-48s %8.3f us\n", config.c_str(), us);
+      return absl::OkStatus();
+    };
     for (const int quiet_ms : quiet) {
       // The host's share: a Send (to the same Echo, its Pong then drained)
       // timed alone after the same pause.
@@ -682,15 +695,7 @@ absl::Status ExpPaths(const Bench& b) {
       const std::string config = absl::StrCat("path=ask;quiet_ms=", quiet_ms);
       for (int i = 0; i < o.paths_quiet_asks; ++i) {
         absl::SleepFor(absl::Milliseconds(quiet_ms));
-        const uint64_t want = ++seq;
-        const Clock::time_point t0 = Clock::now();
-        absl::StatusOr<Pong> p = sys->Ask<Pong>(echo, Ping{want}, kAskTimeout);
-        const Clock::time_point t1 = Clock::now();
-        if (!p.ok()) return p.status();
-        if (p->seq != want) return absl::InternalError("the Echo answered another Ping");
-        const double us = std::chrono::duration<double, std::micro>(t1 - t0).count();
-        b.rec.Add(kExp, config, i + 1, "latency_us", us, "microseconds");
-        std::printf("paths %-48s %8.3f us\n", config.c_str(), us);
+        RK_RETURN_IF_ERROR(time_ask(config, i + 1));
       }
     }
     // What the pause makes slow, taken apart: the GPU side quiet while the
@@ -706,15 +711,7 @@ absl::Status ExpPaths(const Bench& b) {
           absl::StatusOr<Pong> p = sys->Ask<Pong>(other, Ping{busy}, kAskTimeout);
           if (!p.ok()) return p.status();
         }
-        const uint64_t want = ++seq;
-        const Clock::time_point t0 = Clock::now();
-        absl::StatusOr<Pong> p = sys->Ask<Pong>(echo, Ping{want}, kAskTimeout);
-        const Clock::time_point t1 = Clock::now();
-        if (!p.ok()) return p.status();
-        if (p->seq != want) return absl::InternalError("the Echo answered another Ping");
-        const double us = std::chrono::duration<double, std::micro>(t1 - t0).count();
-        b.rec.Add(kExp, config, i + 1, "latency_us", us, "microseconds");
-        std::printf("paths %-48s %8.3f us\n", config.c_str(), us);
+        RK_RETURN_IF_ERROR(time_ask(config, i + 1));
       }
     }
     for (const int quiet_ms : quiet) {
@@ -723,15 +720,7 @@ absl::Status ExpPaths(const Bench& b) {
         absl::SleepFor(absl::Milliseconds(quiet_ms));
         for (const Clock::time_point until = Clock::now() + std::chrono::microseconds(200); Clock::now() < until;) {
         }
-        const uint64_t want = ++seq;
-        const Clock::time_point t0 = Clock::now();
-        absl::StatusOr<Pong> p = sys->Ask<Pong>(echo, Ping{want}, kAskTimeout);
-        const Clock::time_point t1 = Clock::now();
-        if (!p.ok()) return p.status();
-        if (p->seq != want) return absl::InternalError("the Echo answered another Ping");
-        const double us = std::chrono::duration<double, std::micro>(t1 - t0).count();
-        b.rec.Add(kExp, config, i + 1, "latency_us", us, "microseconds");
-        std::printf("paths %-48s %8.3f us\n", config.c_str(), us);
+        RK_RETURN_IF_ERROR(time_ask(config, i + 1));
       }
     }
     RK_RETURN_IF_ERROR(StopCleanly(*sys, "paths (one idle actor)"));
