@@ -216,6 +216,11 @@ TEST(LlUnitsTest, ASkipOrRecordOfTheWrongLengthIsCorrupt) {
 // opens a hole at it (the GPU's kHoleAfterNs); producers pause for longer.
 constexpr auto kHoleAfter = std::chrono::microseconds(100);
 constexpr auto kPause = std::chrono::milliseconds(2);
+// A pausing producer stays paused past kPause until a record behind its own
+// was taken past its hole, up to this long: on a loaded machine the others
+// may not run at all during a fixed pause, and the test would then show
+// nothing about holes.
+constexpr auto kPauseMax = std::chrono::milliseconds(100);
 
 struct Watchdog {
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
@@ -234,11 +239,21 @@ struct UnitLog {
 };
 
 // `pause_every`: every that many records (0: never), the producer stops
-// half-way through writing one for a moment.
+// half-way through writing one for a moment (for longer, up to kPauseMax,
+// until `taken_past` moves, where the consumer counts records taken past a
+// hole).
 void Produce(UnitRing* ring, u32 producer, u64 count, UnitLog* log, Watchdog* watchdog, std::string* error,
-             u64 pause_every = 0) {
+             u64 pause_every = 0, const std::atomic<u64>* taken_past = nullptr) {
   std::vector<u8> data(ring->max_payload() + 4);
-  const std::function<void()> pause = [] { std::this_thread::sleep_for(kPause); };
+  const std::function<void()> pause = [taken_past] {
+    const auto begin = std::chrono::steady_clock::now();
+    const u64 before = taken_past != nullptr ? taken_past->load() : 0;
+    std::this_thread::sleep_for(kPause);
+    while (taken_past != nullptr && taken_past->load() == before &&
+           std::chrono::steady_clock::now() - begin < kPauseMax) {
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+  };
   const std::function<void()> none;
   for (u64 seq = 0; seq < count; ++seq) {
     const u32 size = SizeOf(producer, seq, ring->max_payload());
@@ -289,7 +304,7 @@ constexpr size_t kMaxHoles = 4;
 // takes the first of them it saw whole. Releases units only up to the first
 // hole.
 void Consume(UnitRing* ring, u64 start, u32 producers, u64 total, UnitLog* log, Watchdog* watchdog,
-             ConsumerResult* result, bool holes_on) {
+             ConsumerResult* result, bool holes_on, std::atomic<u64>* taken_past = nullptr) {
   result->next_seq.assign(producers, 0);
   std::vector<u32> buffer(ring->max_payload() / 4 + 2);
   u64 pos = start;
@@ -322,7 +337,10 @@ void Consume(UnitRing* ring, u64 start, u32 producers, u64 total, UnitLog* log, 
       if (units != LlRecordUnits(size)) return fail(at, "wrong unit count"), false;
       ++result->next_seq[h.actor];
       ++result->records;
-      if (!holes.empty() && holes.front().first < at) ++result->taken_past;
+      if (!holes.empty() && holes.front().first < at) {
+        ++result->taken_past;
+        if (taken_past != nullptr) taken_past->fetch_add(1);
+      }
     }
     for (u32 u = 0; u < units; ++u) log->done[at + u - log->start] = 1;
     return true;
@@ -424,11 +442,13 @@ void RunUnits(u32 capacity_log2, u32 max_payload, u64 start, u32 producers, u64 
   UnitLog log{start, std::vector<u64>(total * (2 * LlRecordUnits(max_payload)) + ring.capacity(), 0)};
   ConsumerResult result;
   std::vector<std::string> errors(producers);
-  std::thread consumer(Consume, &ring, start, producers, total, &log, &watchdog, &result, holes);
+  std::atomic<u64> taken_past{0};
+  std::thread consumer(Consume, &ring, start, producers, total, &log, &watchdog, &result, holes, &taken_past);
   std::vector<std::thread> threads;
   for (u32 p = 0; p < producers; ++p) {
     // Producer 0 pauses mid-record now and then, if any does.
-    threads.emplace_back(Produce, &ring, p, per_producer, &log, &watchdog, &errors[p], p == 0 ? pause_every : 0);
+    threads.emplace_back(Produce, &ring, p, per_producer, &log, &watchdog, &errors[p], p == 0 ? pause_every : 0,
+                         holes ? &taken_past : nullptr);
   }
   for (std::thread& t : threads) t.join();
   consumer.join();
@@ -571,7 +591,7 @@ OwnerOutcome RunOwned(u32 capacity_log2, u32 max_payload, u64 start, u32 produce
   UnitLog log{start, std::vector<u64>(total * (2 * LlRecordUnits(max_payload)) + ring.capacity(), 0)};
   OwnerRun run{&ring, &owners, &gate, &log, &watchdog};
   OwnerOutcome out;
-  std::thread consumer(Consume, &ring, start, producers, total, &log, &watchdog, &out.result, holes);
+  std::thread consumer(Consume, &ring, start, producers, total, &log, &watchdog, &out.result, holes, nullptr);
   std::vector<std::string> errors(producers);
   std::vector<u32> tags(producers, 0);
   std::vector<std::thread> threads;
