@@ -25,8 +25,8 @@
 // answer stands: the Ask waits for kFilled and takes it. So an answer is
 // delivered to its own Ask exactly once, or counted late, never given to
 // another Ask. The Ask's own path touches its slot's lines and one bitmap
-// word; more Asks waiting at once than there are slots get correlation 0
-// from Claim, and the caller registers those some other way.
+// word; while every slot is taken Claim returns 0, and the caller waits for
+// one to come free.
 //
 // The ThreadSanitizer test (tests/ask_slots_tsan_test.cc) races claims,
 // answers, late and duplicate answers and withdrawals.

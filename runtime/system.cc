@@ -732,11 +732,7 @@ bool SystemImpl::HoldBackLocked(const LlHeader& h) const {
   if (static_cast<OutboundKind>(h.aux & 0xFF) != OutboundKind::kMessage) return false;
   // A reply that a waiting Ask takes never enters the inbox.
   if (h.correlation != 0) {
-    if (AskSlotTable::InSlot(h.correlation)) {
-      if (ask_slots_.Waiting(h.correlation)) return false;
-    } else if (auto it = pending_.find(h.correlation); it != pending_.end() && !it->second.done) {
-      return false;
-    }
+    if (ask_slots_.Waiting(h.correlation)) return false;
   }
   return true;
 }
@@ -759,18 +755,7 @@ void SystemImpl::SortLocked(const LlHeader& h) {
       // A reply to an Ask (only Asks carry a correlation to the GPU): to the
       // Ask if it still waits, else dropped — a late reply to an Ask that
       // timed out, or a second reply, must not surface in Receive.
-      if (AskSlotTable::InSlot(h.correlation)) {
-        if (!ask_slots_.Fill(h.correlation, AskAnswer{absl::OkStatus(), std::move(m)})) ++late_replies_;
-        return;
-      }
-      auto it = pending_.find(h.correlation);
-      if (it != pending_.end() && !it->second.done) {
-        it->second.done = true;
-        it->second.reply = std::move(m);
-        answers_.fetch_add(1, std::memory_order_release);
-      } else {
-        ++late_replies_;
-      }
+      if (!ask_slots_.Fill(h.correlation, AskAnswer{absl::OkStatus(), std::move(m)})) ++late_replies_;
       return;
     }
     inbox_.push_back(std::move(m));
@@ -788,14 +773,7 @@ void SystemImpl::SortLocked(const LlHeader& h) {
         return absl::FailedPreconditionError(absl::StrCat("the '", d.type, "' sent to actor '", d.to_name,
                                                           "' was dead-lettered: ", DeadLetterReasonName(reason)));
       };
-      if (AskSlotTable::InSlot(h.correlation)) {
-        if (ask_slots_.Waiting(h.correlation) && ask_slots_.Fill(h.correlation, AskAnswer{error(), Message{}})) return;
-      } else if (auto it = pending_.find(h.correlation); it != pending_.end() && !it->second.done) {
-        it->second.done = true;
-        it->second.error = error();
-        answers_.fetch_add(1, std::memory_order_release);
-        return;
-      }
+      if (ask_slots_.Waiting(h.correlation) && ask_slots_.Fill(h.correlation, AskAnswer{error(), Message{}})) return;
     }
     // Bounded: past the capacity only counted, the first ones kept.
     if (dead_letters_.size() < options_.dead_letter_capacity) {
@@ -1086,13 +1064,6 @@ void SystemImpl::RunPauseHook() {
   if (pause) pause();
 }
 
-absl::StatusOr<Message> SystemImpl::TakeAnswer(PendingMap::iterator it) {
-  PendingAsk done = std::move(it->second);
-  pending_.erase(it);
-  if (!done.error.ok()) return done.error;
-  return std::move(done.reply);
-}
-
 absl::StatusOr<Message> SystemImpl::Ask(ActorId to, uint32_t type_id, const void* bytes, size_t size,
                                         absl::Duration timeout) {
   const uint64_t seq = next_correlation_.fetch_add(1, std::memory_order_relaxed);
@@ -1110,47 +1081,32 @@ absl::StatusOr<Message> SystemImpl::AskUntraced(ActorId to, uint32_t type_id, co
                                                 absl::Duration timeout, uint64_t seq, uint64_t* correlation_out) {
   // A slot of its own (ask_slots.h): registered without out_mu_ or a map,
   // and the thread's Asks reuse the slot of its last one. With every slot
-  // taken, in pending_ under a correlation that names no slot.
-  thread_local uint32_t slot_hint = 0;
-  uint64_t correlation = ask_slots_.Claim(seq, &slot_hint);
-  const bool slotted = correlation != 0;
-  if (!slotted) {
-    correlation = (uint64_t{AskSlotTable::kSlots} << AskSlotTable::kSlotShift) | (seq & AskSlotTable::kSeqMask);
-    absl::MutexLock lock(&out_mu_);
-    pending_[correlation] = PendingAsk{};
-  }
-  *correlation_out = correlation;
-  // The answer, once it is there: from the slot, or from pending_ (under
-  // out_mu_ then).
-  auto take = [&]() ABSL_NO_THREAD_SAFETY_ANALYSIS -> absl::StatusOr<Message> {
-    if (slotted) {
-      AskAnswer a = ask_slots_.Take(correlation);
-      if (!a.error.ok()) return a.error;
-      return std::move(a.reply);
-    }
-    return TakeAnswer(pending_.find(correlation));
-  };
-  // Gives up waiting (under out_mu_): true if no answer had come; false if
-  // one had, which then stands.
-  auto withdraw = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(out_mu_) {
-    if (slotted) return ask_slots_.Withdraw(correlation);
-    auto it = pending_.find(correlation);
-    if (it->second.done) return false;
-    pending_.erase(it);
-    return true;
-  };
-  // Whether the answer came (answers are handed over under out_mu_, which
-  // the caller holds for pending_).
-  auto answered = [&]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
-    return slotted ? ask_slots_.Filled(correlation) : pending_.find(correlation)->second.done;
-  };
+  // taken (kSlots Asks waiting at once), it waits for one to come free, up
+  // to its deadline; nothing is sent before it has one.
   const auto start = Clock::now();
   const auto deadline = start + absl::ToChronoNanoseconds(timeout);
+  thread_local uint32_t slot_hint = 0;
+  uint64_t correlation = ask_slots_.Claim(seq, &slot_hint);
+  while (correlation == 0) {
+    if (Clock::now() > deadline) {
+      return absl::ResourceExhaustedError(absl::StrCat("Ask: ", AskSlotTable::kSlots,
+                                                       " other Asks of this system waited throughout ",
+                                                       absl::FormatDuration(timeout), "; nothing was sent"));
+    }
+    std::this_thread::yield();
+    correlation = ask_slots_.Claim(seq, &slot_hint);
+  }
+  *correlation_out = correlation;
+  // The answer, once its slot has it; the slot is free again.
+  auto take = [&]() -> absl::StatusOr<Message> {
+    AskAnswer a = ask_slots_.Take(correlation);
+    if (!a.error.ok()) return a.error;
+    return std::move(a.reply);
+  };
   absl::Status sent = SendUntraced(to, type_id, bytes, size, correlation, absl::Now() + timeout);
   if (!sent.ok()) {
     // Nothing was sent: no answer can come.
-    absl::MutexLock lock(&out_mu_);
-    withdraw();
+    ask_slots_.Withdraw(correlation);
     return sent;
   }
   // Everything that answers this Ask — the reply, a dead letter of the
@@ -1166,21 +1122,21 @@ absl::StatusOr<Message> SystemImpl::AskUntraced(ActorId to, uint32_t type_id, co
   uint32_t spins = 0;
   uint64_t answers_seen = answers_.load(std::memory_order_acquire);
   for (;;) {
-    // A slotted Ask's answer, handed over by another thread's drain: no lock.
-    if (slotted && ask_slots_.Filled(correlation)) return take();
+    // The answer, handed over by this thread's drain or another's: no lock.
+    if (ask_slots_.Filled(correlation)) return take();
     // The lock only when there is something to look at: a record in the
-    // ring back, or an answer or failure another thread's drain sorted since
-    // the last look (and every 64th spin, as a matter of course).
+    // ring back, or a failure another thread's drain sorted since the last
+    // look (and every 64th spin, as a matter of course).
     const uint64_t answers = answers_.load(std::memory_order_acquire);
     if (spins == 0 || answers != answers_seen || (spins & 63) == 63 || RingBackHasRecord(reply_worker)) {
       answers_seen = answers;
       absl::MutexLock lock(&out_mu_);
       DrainRingLocked(reply_worker);
-      if (answered()) return take();
+      if (ask_slots_.Filled(correlation)) return take();
       // The actor failed: no reply will come.
       for (const ActorFailure& f : failures_) {
         if (f.actor == to) {
-          if (!withdraw()) return take();
+          if (!ask_slots_.Withdraw(correlation)) return take();
           return absl::FailedPreconditionError(
               absl::StrCat("Ask: actor '", f.name, "' failed with code ", f.code, " before replying"));
         }
@@ -1191,7 +1147,7 @@ absl::StatusOr<Message> SystemImpl::AskUntraced(ActorId to, uint32_t type_id, co
         absl::MutexLock lock(&out_mu_);
         // Another thread's drain may have answered it since this thread
         // last looked: then the answer stands (it is not a late reply).
-        if (!withdraw()) return take();
+        if (!ask_slots_.Withdraw(correlation)) return take();
         return absl::DeadlineExceededError(absl::StrCat("Ask: no reply from actor '", ActorName(to.value), "' to '",
                                                         MessageName(type_id), "' within ",
                                                         absl::FormatDuration(timeout)));

@@ -126,12 +126,6 @@ class SystemImpl {
     uint32_t type_id;
     uint32_t worker;
   };
-  struct PendingAsk {
-    bool done = false;
-    absl::Status error;
-    Message reply;
-  };
-  using PendingMap = absl::flat_hash_map<uint64_t, PendingAsk>;
   // An Ask's answer as its slot holds it (ask_slots.h).
   struct AskAnswer {
     absl::Status error;
@@ -148,7 +142,7 @@ class SystemImpl {
   absl::Status SendUntraced(ActorId to, uint32_t type_id, const void* bytes, size_t size, uint64_t correlation,
                             absl::Time deadline);
   // `seq`: the Ask's sequence number; `*correlation`: the correlation it
-  // was sent with (its slot's, or pending_'s when every slot is taken).
+  // was sent with (naming its slot).
   absl::StatusOr<Message> AskUntraced(ActorId to, uint32_t type_id, const void* bytes, size_t size,
                                       absl::Duration timeout, uint64_t seq, uint64_t* correlation);
 
@@ -343,21 +337,17 @@ class SystemImpl {
   // Asks polling each ring back: the background reader leaves those rings
   // to them.
   std::unique_ptr<std::atomic<uint32_t>[]> asks_waiting_;
-  // Bumped each time a drain answers a pending Ask or records a failure: a
-  // waiting Ask takes out_mu_ to look only when this moved or its ring back
-  // has a record.
+  // Bumped each time a drain records a failure: a waiting Ask takes out_mu_
+  // to look for its actor's only when this moved or its ring back has a
+  // record (its answer it sees in its slot).
   std::atomic<uint64_t> answers_{0};
   std::string out_buffer_ ABSL_GUARDED_BY(out_mu_);
   std::deque<Message> inbox_ ABSL_GUARDED_BY(out_mu_);
   std::vector<DeadLetter> dead_letters_ ABSL_GUARDED_BY(out_mu_);
   std::vector<ActorFailure> failures_ ABSL_GUARDED_BY(out_mu_);
-  // Waiting Asks: each in a slot of its own, answered without out_mu_ on
-  // the Ask's side (answers are handed over by drains, under out_mu_); in
-  // pending_ only while every slot is taken.
+  // Waiting Asks, each in a slot of its own, answered without out_mu_ on
+  // the Ask's side (answers are handed over by drains, under out_mu_).
   AskSlotTable ask_slots_;
-  PendingMap pending_ ABSL_GUARDED_BY(out_mu_);
-  // An answered Ask's entry, removed: its reply, or the error that ended it.
-  absl::StatusOr<Message> TakeAnswer(PendingMap::iterator it) ABSL_EXCLUSIVE_LOCKS_REQUIRED(out_mu_);
   uint64_t received_by_host_ ABSL_GUARDED_BY(out_mu_) = 0;
   uint64_t dead_letters_dropped_ ABSL_GUARDED_BY(out_mu_) = 0;
   uint64_t late_replies_ ABSL_GUARDED_BY(out_mu_) = 0;
