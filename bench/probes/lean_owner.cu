@@ -27,108 +27,9 @@
 //
 // Build and run on a GPU machine:
 //   nvcc -O2 -arch=sm_90 -o lean bench/probes/lean_owner.cu && ./lean
-#include <cuda_runtime.h>
+#include "probe_channel.h"
 
-#include <cstdio>
-#include <cstdlib>
-
-#define CK(x)                                                            \
-  do {                                                                   \
-    cudaError_t e = (x);                                                 \
-    if (e != cudaSuccess) {                                              \
-      printf("error %s at line %d\n", cudaGetErrorString(e), __LINE__);  \
-      exit(1);                                                           \
-    }                                                                    \
-  } while (0)
-
-using u32 = unsigned;
-using u64 = unsigned long long;
-
-constexpr u32 kSlotWords = 32;  // 256 bytes
-constexpr u32 kLog2 = 8;  // 256 slots
-constexpr u64 kCapacity = u64{1} << kLog2;
-
-enum Reserve { kSpsc = 0, kCas = 1 };
 enum Read { kWarp = 0, kThread = 1, kWarp2 = 2 };
-
-__device__ __forceinline__ u32 Flag(u64 pos) { return static_cast<u32>(pos >> kLog2) | 0x80000000u; }
-__device__ __forceinline__ u64 Word(u32 data, u32 flag) { return static_cast<u64>(flag) << 32 | data; }
-__device__ __forceinline__ u64 Timer() {
-  u64 t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-__device__ __forceinline__ void LoadPair(const u64* p, u64* a, u64* b) {
-  asm volatile("ld.relaxed.gpu.v2.u64 {%0, %1}, [%2];" : "=l"(*a), "=l"(*b) : "l"(p) : "memory");
-}
-__device__ __forceinline__ void StorePair(u64* p, u64 a, u64 b) {
-  asm volatile("st.relaxed.gpu.v2.u64 [%0], {%1, %2};" ::"l"(p), "l"(a), "l"(b) : "memory");
-}
-__device__ __forceinline__ u64 LoadAcquire(const u64* p) {
-  u64 v;
-  asm volatile("ld.acquire.gpu.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-  return v;
-}
-__device__ __forceinline__ void StoreRelease(u64* p, u64 v) {
-  asm volatile("st.release.gpu.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-}
-
-// A channel: slots, the consumer's released head, and (for kCas) a shared tail.
-struct Channel {
-  u64* slots;
-  u64* head;  // released by the consumer
-  u64* tail;  // kCas: reserved by producers
-};
-
-struct Producer {
-  u64 tail;         // kSpsc: the next position
-  u64 cached_head;  // what the producer last read of `head`
-};
-
-// The record's 64-byte payload, as a handler sees it.
-struct Payload {
-  u32 w[16];
-};
-
-// Reserves a position (false: full). One thread.
-template <int kReserve>
-__device__ __forceinline__ bool Reserve(const Channel& c, Producer& p, u64* pos) {
-  if (kReserve == kSpsc) {
-    if (p.tail - p.cached_head >= kCapacity) {
-      p.cached_head = LoadAcquire(c.head);
-      if (p.tail - p.cached_head >= kCapacity) return false;
-    }
-    *pos = p.tail++;
-    return true;
-  }
-  // kCas: from the guessed tail, as MailboxReserve does.
-  u64 t = p.tail;
-  for (;;) {
-    if (t - p.cached_head >= kCapacity) {
-      p.cached_head = LoadAcquire(c.head);
-      if (t - p.cached_head >= kCapacity) return false;
-    }
-    const u64 seen = atomicCAS(c.tail, t, t + 1);
-    if (seen == t) break;
-    t = seen;
-  }
-  *pos = t;
-  p.tail = t + 1;
-  return true;
-}
-
-// Writes a record of type `type` at `pos`: twelve 16-byte stores of LL words
-// from one thread (a handler's send).
-template <u32 kWords = 16>
-__device__ __forceinline__ void Write(const Channel& c, u64 pos, u32 type, u32 sender, const Payload& m) {
-  u64* slot = c.slots + (pos & (kCapacity - 1)) * kSlotWords;
-  const u32 f = Flag(pos);
-  u32 h[8] = {type, 4 * kWords, sender, 0u, 0u, 0u, 0u, 0u};
-#pragma unroll
-  for (u32 i = 0; i < 4; ++i) StorePair(slot + 2 * i, Word(h[2 * i], f), Word(h[2 * i + 1], f));
-#pragma unroll
-  for (u32 i = 0; i < kWords / 2; ++i) StorePair(slot + 8 + 2 * i, Word(m.w[2 * i], f), Word(m.w[2 * i + 1], f));
-}
 
 // Handler state, in global memory like an actor's.
 struct DrainState {
@@ -442,15 +343,6 @@ struct Bufs {
   long long* out_h;
   void* state;
 };
-
-Channel MakeChannel(u64* base) {
-  Channel c;
-  c.slots = base;
-  c.head = base + kCapacity * kSlotWords;
-  c.tail = c.head + 16;
-  return c;
-}
-constexpr size_t kChannelWords = kCapacity * kSlotWords + 64;
 
 // Block 1 must not share block 0's SM: each block asks for most of an SM's
 // shared memory.
