@@ -14,10 +14,14 @@
 //     the bits it found and cleared (a second trip);
 //   * `lanes, hot`: as `lanes, head`, and in the same trip lanes 0-5 read
 //     the whole record at the head of the channel the last record came
-//     from (a conversation's partner is found in one trip).
+//     from (a conversation's partner is found in one trip);
+//   * `hot, doorbell`: the last sender's whole record and the doorbell word
+//     in one trip; the doorbell's channels in a second when the first is
+//     not there.
 // The receiver handles one record at a time in lane 0 (an actor's messages
-// run one after another), its state in global memory. Against the raw
-// fenced flag between the same two blocks' SMs (block 0 and block 1).
+// run one after another), its state in global memory. Each hop against the
+// raw fenced flag between the same two SMs, measured first in the same
+// kernel.
 //
 // Build and run on a GPU machine:
 //   nvcc -O2 -arch=sm_90 -o channels bench/probes/channels.cu && ./channels
@@ -26,7 +30,7 @@
 constexpr u32 kSenders = 32;
 constexpr u32 kActive = 17;  // the hop's sender's channel
 constexpr u32 kPairs = 6;    // a record: 8 header words and 4 payload words (16 bytes)
-enum Find { kLanesFull = 0, kLanesHead = 1, kDoorbell = 2, kLanesHot = 3 };
+enum Find { kLanesFull = 0, kLanesHead = 1, kDoorbell = 2, kLanesHot = 3, kHotDoorbell = 4 };
 
 // The receiver's state.
 struct Receiver {
@@ -37,7 +41,8 @@ struct Receiver {
 };
 
 // Lane i's look at channel i (i < kSenders): true when the whole record at
-// `head` is in a[], b[]. kDoorbell and kLanesHead read in two trips.
+// `head` is in a[], b[]. kDoorbell and kLanesHead read in two trips, kLanesHot
+// and kHotDoorbell in one when the last sender's record is there.
 template <int kFind>
 __device__ __forceinline__ u32 Find(const Channel* in, u64 head, u32* doorbell, u64 (&a)[kPairs],
                                     u64 (&b)[kPairs], u32 hot = 0) {
@@ -70,6 +75,33 @@ __device__ __forceinline__ u32 Find(const Channel* in, u64 head, u32* doorbell, 
     look = lane != hot && static_cast<u32>(a[0] >> 32) == f && static_cast<u32>(b[0] >> 32) == f;
     if (__ballot_sync(0xFFFFFFFFu, look) == 0) return 0;
   }
+  if (kFind == kHotDoorbell) {
+    // Lanes 0-5: the hot channel's head record; lane 31: the doorbell.
+    const u64 hot_head = __shfl_sync(0xFFFFFFFFu, head, hot);
+    const u32 hf = Flag(hot_head);
+    u64 ha = 0, hb = 0;
+    u32 bits = 0;
+    if (lane < kPairs) LoadPair(in[hot].slots + (hot_head & (kCapacity - 1)) * kSlotWords + 2 * lane, &ha, &hb);
+    if (lane == 31) asm volatile("ld.relaxed.gpu.u32 %0, [%1];" : "=r"(bits) : "l"(doorbell) : "memory");
+    const bool hok = lane >= kPairs || (static_cast<u32>(ha >> 32) == hf && static_cast<u32>(hb >> 32) == hf);
+    if (__ballot_sync(0xFFFFFFFFu, hok) == 0xFFFFFFFFu) {
+#pragma unroll
+      for (u32 i = 0; i < kPairs; ++i) {
+        const u64 x = __shfl_sync(0xFFFFFFFFu, ha, i);
+        const u64 y = __shfl_sync(0xFFFFFFFFu, hb, i);
+        if (lane == hot) {
+          a[i] = x;
+          b[i] = y;
+        }
+      }
+      return 1u << hot;  // its bit stays set: a later look finds whether more follow
+    }
+    bits = __shfl_sync(0xFFFFFFFFu, bits, 31);
+    if (bits == 0) return 0;
+    look = (bits >> lane) & 1;
+    if (lane == 0) atomicAnd(doorbell, ~bits);
+    __threadfence();
+  }
   if (kFind == kDoorbell) {
     u32 bits = 0;
     if (lane == 0) asm volatile("ld.relaxed.gpu.u32 %0, [%1];" : "=r"(bits) : "l"(doorbell) : "memory");
@@ -95,7 +127,7 @@ __device__ __forceinline__ u32 Find(const Channel* in, u64 head, u32* doorbell, 
     for (u32 i = 0; i < kPairs; ++i) ok = ok && static_cast<u32>(a[i] >> 32) == f && static_cast<u32>(b[i] >> 32) == f;
   }
   const u32 found = __ballot_sync(0xFFFFFFFFu, ok);
-  if (kFind == kDoorbell) {
+  if (kFind == kDoorbell || kFind == kHotDoorbell) {
     // A channel that had a record may hold more: looked at again next time
     // (its bit is cleared once a look finds it empty; a record written
     // after that sets it again, its sender having fenced first).
@@ -172,7 +204,7 @@ __device__ void Send(const Channel& c, u32 bit, u32* doorbell, u64 count, const 
     while (!Reserve<kSpsc>(c, p, &pos)) {
     }
     Write<4>(c, pos, 1, bit, m);
-    if (kFind == kDoorbell) {
+    if (kFind == kDoorbell || kFind == kHotDoorbell) {
       __threadfence();
       atomicOr(doorbell, 1u << bit);
     }
@@ -191,8 +223,11 @@ __device__ void Send(const Channel& c, u32 bit, u32* doorbell, u64 count, const 
 // Block 0: the receiver; blocks 1..n: senders on channels (hop: one sender,
 // on channel kActive, its replies on `back`).
 template <int kFind>
-__global__ void HopMany(const Channel* in, u32* doorbell, Receiver* st, const Channel* back, u32 rounds,
+__global__ void HopMany(const Channel* in, u32* doorbell, Receiver* st, const Channel* back, u32 rounds, u32* flags,
                         long long* out) {
+  // The raw fenced flag between the same two SMs first (out[2]; SMs in out[3]).
+  const long long flag = FlagPingPong(flags, rounds, reinterpret_cast<u32*>(&out[3]));
+  if (blockIdx.x == 0 && (threadIdx.x & 31) == 0) out[2] = flag;
   if (blockIdx.x == 0) {
     ReceiveMany<kFind>(in, doorbell, st, rounds, back);
   } else if ((threadIdx.x & 31) == 0) {
@@ -215,27 +250,8 @@ __global__ void StreamMany(const Channel* in, u32* doorbell, Receiver* st, u64 p
   }
 }
 
-__global__ void Flag2(volatile u32* a, volatile u32* b, u32 rounds, long long* out) {
-  if (threadIdx.x != 0) return;
-  const long long t0 = clock64();
-  for (u32 i = 1; i <= rounds; ++i) {
-    if (blockIdx.x == 0) {
-      while (a[0] != i) {
-      }
-      b[0] = i;
-      __threadfence();
-    } else {
-      a[0] = i;
-      __threadfence();
-      while (b[0] != i) {
-      }
-    }
-  }
-  if (blockIdx.x == 1) out[0] = clock64() - t0;
-}
-
 struct Setup {
-  u64* mem;        // kSenders + 1 channels
+  u64* mem;        // kSenders + 1 channels, then the flag's lines
   Channel* chans;  // device: kSenders receiving channels, then `back`
   u32* doorbell;
   Receiver* st;
@@ -243,7 +259,7 @@ struct Setup {
 };
 
 void Reset(Setup& s) {
-  CK(cudaMemset(s.mem, 0, (kSenders + 1) * kChannelWords * 8));
+  CK(cudaMemset(s.mem, 0, ((kSenders + 1) * kChannelWords + 64) * 8));
   CK(cudaMemset(s.doorbell, 0, 4));
   CK(cudaMemset(s.st, 0, sizeof(Receiver)));
   CK(cudaMemset(s.out, 0, 64));
@@ -252,14 +268,17 @@ void Reset(Setup& s) {
 template <int kFind>
 void Hop(Setup& s, double ghz, size_t smem, const char* name, u32 rounds) {
   Reset(s);
-  HopMany<kFind><<<2, 32, smem>>>(s.chans, s.doorbell, s.st, s.chans + kSenders, rounds, s.out);
+  HopMany<kFind><<<2, 32, smem>>>(s.chans, s.doorbell, s.st, s.chans + kSenders, rounds,
+                                  reinterpret_cast<u32*>(s.mem + (kSenders + 1) * kChannelWords), s.out);
   CK(cudaDeviceSynchronize());
-  long long cycles = 0;
-  CK(cudaMemcpy(&cycles, s.out, 8, cudaMemcpyDeviceToHost));
+  long long out[4];
+  CK(cudaMemcpy(out, s.out, 32, cudaMemcpyDeviceToHost));
   Receiver r;
   CK(cudaMemcpy(&r, s.st, sizeof(r), cudaMemcpyDeviceToHost));
-  printf("hop    %-16s one way %7.1f ns  (%llu received, %llu out of order)\n", name, cycles / ghz / (2.0 * rounds),
-         r.received, r.disorder);
+  const double hop = out[0] / ghz / (2.0 * rounds), flag = out[2] / ghz / (2.0 * rounds);
+  const u32* sm = reinterpret_cast<const u32*>(&out[3]);
+  printf("hop    %-16s one way %7.1f ns = %.2f x the flag between the same SMs (%.1f ns, SMs %u and %u; %llu received, "
+         "%llu out of order)\n", name, hop, hop / flag, flag, sm[0], sm[1], r.received, r.disorder);
 }
 
 template <int kFind>
@@ -287,7 +306,7 @@ int main() {
   size_t smem = prop.sharedMemPerMultiprocessor / 2 + 1024;
   if (smem > prop.sharedMemPerBlockOptin) smem = prop.sharedMemPerBlockOptin;
   Setup s;
-  CK(cudaMalloc(&s.mem, (kSenders + 1) * kChannelWords * 8));
+  CK(cudaMalloc(&s.mem, ((kSenders + 1) * kChannelWords + 64) * 8));
   CK(cudaMalloc(&s.chans, (kSenders + 1) * sizeof(Channel)));
   CK(cudaMalloc(&s.doorbell, 128));
   CK(cudaMalloc(&s.st, sizeof(Receiver)));
@@ -296,7 +315,6 @@ int main() {
   for (u32 i = 0; i <= kSenders; ++i) host[i] = MakeChannel(s.mem + i * kChannelWords);
   CK(cudaMemcpy(s.chans, host, sizeof(host), cudaMemcpyHostToDevice));
 #define ALLOW(K) CK(cudaFuncSetAttribute(K, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)))
-  ALLOW(Flag2);
   ALLOW(HopMany<kLanesFull>);
   ALLOW(HopMany<kLanesHead>);
   ALLOW(HopMany<kDoorbell>);
@@ -305,24 +323,20 @@ int main() {
   ALLOW(StreamMany<kDoorbell>);
   ALLOW(HopMany<kLanesHot>);
   ALLOW(StreamMany<kLanesHot>);
+  ALLOW(HopMany<kHotDoorbell>);
+  ALLOW(StreamMany<kHotDoorbell>);
   const u32 rounds = 20000;
   for (int rep = 0; rep < 2; ++rep) {
-    CK(cudaMemset(s.out, 0, 64));
-    u32* flags = reinterpret_cast<u32*>(s.mem);
-    CK(cudaMemset(flags, 0, 1024));
-    Flag2<<<2, 32, smem>>>(flags, flags + 64, rounds, s.out);
-    CK(cudaDeviceSynchronize());
-    long long cycles = 0;
-    CK(cudaMemcpy(&cycles, s.out, 8, cudaMemcpyDeviceToHost));
-    printf("flag   %-16s one way %7.1f ns\n", "raw fenced flag", cycles / ghz / (2.0 * rounds));
     Hop<kLanesFull>(s, ghz, smem, "lanes, full", rounds);
     Hop<kLanesHead>(s, ghz, smem, "lanes, head", rounds);
     Hop<kDoorbell>(s, ghz, smem, "doorbell", rounds);
     Hop<kLanesHot>(s, ghz, smem, "lanes, hot", rounds);
+    Hop<kHotDoorbell>(s, ghz, smem, "hot, doorbell", rounds);
     Stream<kLanesFull>(s, ghz, smem, "lanes, full", 100000);
     Stream<kLanesHead>(s, ghz, smem, "lanes, head", 100000);
     Stream<kDoorbell>(s, ghz, smem, "doorbell", 100000);
     Stream<kLanesHot>(s, ghz, smem, "lanes, hot", 100000);
+    Stream<kHotDoorbell>(s, ghz, smem, "hot, doorbell", 100000);
   }
   return 0;
 }

@@ -4,8 +4,8 @@
 // (an 8-word header and 16 payload words, in a 256-byte slot), a dispatch
 // on the message type to a handler that keeps its state in global memory
 // (as an actor's state is), and slots handed back to the producer a
-// quarter of the ring at a time. Against a raw fenced flag in the same
-// process. The question it answers: how much of the hop's and the stream's
+// quarter of the ring at a time. Each hop against a raw fenced flag between
+// the same two SMs, measured first in the same kernel. The question it answers: how much of the hop's and the stream's
 // distance from their targets the protocol and the handler's own memory
 // traffic take, and how much is left for the runtime's loop.
 //
@@ -249,7 +249,11 @@ __device__ void Serve(Env& e, u64 count, u64* taken_out) {
 // Hop: block 0 and block 1 each own a Rally; block 0 starts. out[0]: cycles
 // of `rounds` round trips (block 0), out[1]: the clock rate check.
 template <int kReserve, int kRead, bool kCall, u32 kWords = 16>
-__global__ void HopKernel(Channel c0, Channel c1, RallyState* st, u32 rounds, u32 type, long long* out) {
+__global__ void HopKernel(Channel c0, Channel c1, RallyState* st, u32 rounds, u32 type, u32* flags,
+                          long long* out) {
+  // The raw fenced flag between the same two SMs first (out[2]; SMs in out[3]).
+  const long long flag = FlagPingPong(flags, rounds, reinterpret_cast<u32*>(&out[3]));
+  if (blockIdx.x == 0 && (threadIdx.x & 31) == 0) out[2] = flag;
   Env e;
   e.in = blockIdx.x == 0 ? c0 : c1;
   e.out = blockIdx.x == 0 ? c1 : c0;
@@ -318,25 +322,6 @@ __global__ void StreamKernel(Channel c, DrainState* st, u64 count, u32 type, lon
   }
 }
 
-__global__ void FlagKernel(volatile u32* a, volatile u32* b, u32 rounds, long long* out) {
-  if (threadIdx.x != 0) return;
-  const long long t0 = clock64();
-  for (u32 i = 1; i <= rounds; ++i) {
-    if (blockIdx.x == 0) {
-      a[0] = i;
-      __threadfence();
-      while (b[0] != i) {
-      }
-    } else {
-      while (a[0] != i) {
-      }
-      b[0] = i;
-      __threadfence();
-    }
-  }
-  if (blockIdx.x == 0) out[0] = clock64() - t0;
-}
-
 struct Bufs {
   u64* mem;
   long long* out;
@@ -350,13 +335,17 @@ size_t g_smem = 0;
 
 template <int kReserve, int kRead, bool kCall, u32 kWords = 16>
 void Hop(Bufs& b, double ghz, const char* name, u32 rounds, u32 type = 2) {
-  CK(cudaMemset(b.mem, 0, 2 * kChannelWords * 8));
+  CK(cudaMemset(b.mem, 0, (2 * kChannelWords + 64) * 8));
   CK(cudaMemset(b.state, 0, 4096));
   Channel c0 = MakeChannel(b.mem), c1 = MakeChannel(b.mem + kChannelWords);
-  HopKernel<kReserve, kRead, kCall, kWords><<<2, 32, g_smem>>>(c0, c1, static_cast<RallyState*>(b.state), rounds, type, b.out);
+  HopKernel<kReserve, kRead, kCall, kWords><<<2, 32, g_smem>>>(c0, c1, static_cast<RallyState*>(b.state), rounds, type,
+                                                              reinterpret_cast<u32*>(b.mem + 2 * kChannelWords), b.out);
   CK(cudaDeviceSynchronize());
-  CK(cudaMemcpy(b.out_h, b.out, 16, cudaMemcpyDeviceToHost));
-  printf("hop    %-28s %2u B one way %7.1f ns\n", name, 4 * kWords, b.out_h[0] / ghz / (2.0 * rounds));
+  CK(cudaMemcpy(b.out_h, b.out, 32, cudaMemcpyDeviceToHost));
+  const double hop = b.out_h[0] / ghz / (2.0 * rounds), flag = b.out_h[2] / ghz / (2.0 * rounds);
+  const u32* sm = reinterpret_cast<const u32*>(&b.out_h[3]);
+  printf("hop    %-28s %2u B one way %7.1f ns = %.2f x the flag between the same SMs (%.1f ns, SMs %u and %u)\n", name,
+         4 * kWords, hop, hop / flag, flag, sm[0], sm[1]);
 }
 
 template <int kReserve, int kRead, bool kCall>
@@ -384,13 +373,12 @@ int main() {
   g_smem = prop.sharedMemPerMultiprocessor / 2 + 1024;
   if (g_smem > prop.sharedMemPerBlockOptin) g_smem = prop.sharedMemPerBlockOptin;
   Bufs b;
-  CK(cudaMalloc(&b.mem, 2 * kChannelWords * 8));
+  CK(cudaMalloc(&b.mem, (2 * kChannelWords + 64) * 8));
   CK(cudaMalloc(&b.out, 64));
   CK(cudaMalloc(&b.state, 4096));
   CK(cudaMallocHost(&b.out_h, 64));
 #define ALLOW(K)                                                                                    \
   CK(cudaFuncSetAttribute(K, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(g_smem)))
-  ALLOW(FlagKernel);
   ALLOW((HopKernel<kSpsc, kWarp, false>));
   ALLOW((HopKernel<kSpsc, kWarp, true>));
   ALLOW((HopKernel<kSpsc, kThread, false>));
@@ -410,12 +398,6 @@ int main() {
   ALLOW((StreamKernel<kCas, kWarp2, false>));
   const u32 rounds = 20000;
   for (int rep = 0; rep < 2; ++rep) {
-    CK(cudaMemset(b.mem, 0, 1024));
-    FlagKernel<<<2, 32, g_smem>>>(reinterpret_cast<volatile u32*>(b.mem), reinterpret_cast<volatile u32*>(b.mem + 32),
-                             rounds, b.out);
-    CK(cudaDeviceSynchronize());
-    CK(cudaMemcpy(b.out_h, b.out, 16, cudaMemcpyDeviceToHost));
-    printf("flag   %-28s one way %7.1f ns\n", "raw fenced flag", b.out_h[0] / ghz / (2.0 * rounds));
     Hop<kSpsc, kWarp, false>(b, ghz, "spsc warp inline", rounds);
     Hop<kSpsc, kWarp, true>(b, ghz, "spsc warp call", rounds);
     Hop<kSpsc, kThread, false>(b, ghz, "spsc thread inline", rounds);

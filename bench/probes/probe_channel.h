@@ -108,6 +108,42 @@ __device__ __forceinline__ void Write(const Channel& c, u64 pos, u32 type, u32 s
   for (u32 i = 0; i < kWords / 2; ++i) StorePair(slot + 8 + 2 * i, Word(m.w[2 * i], f), Word(m.w[2 * i + 1], f));
 }
 
+// The raw fenced flag between blocks 0 and 1 of the calling kernel: thread 0
+// of each ping-pongs a 4-byte flag (`flags`, two 128-byte lines, zeroed)
+// `rounds` times, a store followed by __threadfence() as a message's
+// publication would be. Called at the start of a kernel that measures a hop
+// between the same two blocks next, so that both figures come from the same
+// two SMs (the distance between two SMs shows in every figure of a hop: one
+// lease's flag took 189 ns, another's 329 ns). Returns block 0's cycles for
+// the round trips, and writes each block's SM to `sm[blockIdx.x]`.
+__device__ __forceinline__ long long FlagPingPong(u32* flags, u32 rounds, u32* sm) {
+  long long cycles = 0;
+  if ((threadIdx.x & 31) == 0 && blockIdx.x < 2) {
+    u32 id;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
+    sm[blockIdx.x] = id;
+    volatile u32* a = flags;
+    volatile u32* b = flags + 32;
+    const long long t0 = clock64();
+    for (u32 i = 1; i <= rounds; ++i) {
+      if (blockIdx.x == 0) {
+        a[0] = i;
+        __threadfence();
+        while (b[0] != i) {
+        }
+      } else {
+        while (a[0] != i) {
+        }
+        b[0] = i;
+        __threadfence();
+      }
+    }
+    cycles = clock64() - t0;
+  }
+  __syncwarp();
+  return cycles;
+}
+
 inline Channel MakeChannel(u64* base) {
   Channel c;
   c.slots = base;
