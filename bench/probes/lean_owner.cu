@@ -22,14 +22,16 @@
 //     handler behind an out-of-line function taking the record by value
 //     (RingKernel's RunThreadHandler).
 // The stream also has a Drain whose counters stay in registers (`no
-// state`: the protocol and the dispatch alone), and `read=warp2`: lanes 16-31 read the slot after the
-// head in the same instruction, so a backlog is taken two records a trip.
+// state`: the protocol and the dispatch alone), `read=warp2` (lanes 16-31
+// read the slot after the head in the same instruction, so a backlog is
+// taken two records a trip) and `read=warp4` (two loads a lane: four slots
+// a trip).
 //
 // Build and run on a GPU machine:
 //   nvcc -O2 -arch=sm_90 -o lean bench/probes/lean_owner.cu && ./lean
 #include "probe_channel.h"
 
-enum Read { kWarp = 0, kThread = 1, kWarp2 = 2 };
+enum Read { kWarp = 0, kThread = 1, kWarp2 = 2, kWarp4 = 3 };
 
 // Handler state, in global memory like an actor's.
 struct DrainState {
@@ -246,6 +248,59 @@ __device__ void Serve(Env& e, u64 count, u64* taken_out) {
   *taken_out = taken;
 }
 
+// The stream's receiver reading four slots a trip (two 16-byte loads a
+// lane: slots head..head+3) and handling, in order, the records that are
+// whole, the handler inlined (read=warp4).
+template <int kReserve>
+__device__ void ServeFour(Env& e, u64 count, u64* taken_out) {
+  constexpr u32 kPairs = 12;  // an 8-word header and 16 payload words
+  const u32 lane = threadIdx.x & 31;
+  const u32 half = lane / 16, l = lane % 16;
+  u64 head = 0, released = 0, taken = 0;
+  while (taken < count) {
+    u64 a[2], b[2];
+#pragma unroll
+    for (u32 k = 0; k < 2; ++k) {
+      a[k] = b[k] = 0;
+      const u64 at = head + 2 * k + half;
+      if (l < kPairs) LoadPair(e.in.slots + (at & (kCapacity - 1)) * kSlotWords + 2 * l, &a[k], &b[k]);
+    }
+    u32 n = 0;
+    bool more = true;
+#pragma unroll
+    for (u32 slot = 0; slot < 4; ++slot) {
+      const u32 k = slot / 2;
+      const u32 f = Flag(head + slot);
+      const bool mine = half == slot % 2 && l < kPairs;
+      const bool ok = !mine || (static_cast<u32>(a[k] >> 32) == f && static_cast<u32>(b[k] >> 32) == f);
+      more = more && __ballot_sync(0xFFFFFFFFu, ok) == 0xFFFFFFFFu;
+      if (more) {
+        const u32 base = 16 * (slot % 2);
+        const u32 type = __shfl_sync(0xFFFFFFFFu, static_cast<u32>(a[k]), base);
+        const u32 sender = __shfl_sync(0xFFFFFFFFu, static_cast<u32>(b[k]), base);
+        Payload m;
+#pragma unroll
+        for (u32 i = 0; i < 8; ++i) {
+          m.w[2 * i] = __shfl_sync(0xFFFFFFFFu, static_cast<u32>(a[k]), base + 4 + i);
+          m.w[2 * i + 1] = __shfl_sync(0xFFFFFFFFu, static_cast<u32>(b[k]), base + 4 + i);
+        }
+        if (lane == 0) Handle<kReserve>(e, type, sender, m);
+        ++n;
+      }
+    }
+    __syncwarp();
+    if (n == 0) continue;
+    head += n;
+    taken += n;
+    if (head - released >= kCapacity / 4) {
+      if (lane == 0) StoreRelease(e.in.head, head);
+      released = head;
+    }
+  }
+  if (lane == 0) StoreRelease(e.in.head, head);
+  *taken_out = taken;
+}
+
 // Hop: block 0 and block 1 each own a Rally; block 0 starts. out[0]: cycles
 // of `rounds` round trips (block 0), out[1]: the clock rate check.
 template <int kReserve, int kRead, bool kCall, u32 kWords = 16>
@@ -315,7 +370,11 @@ __global__ void StreamKernel(Channel c, DrainState* st, u64 count, u32 type, lon
   }
   const long long t0 = clock64();
   u64 taken = 0;
-  Serve<kReserve, kRead, kCall>(e, count, &taken);
+  if (kRead == kWarp4) {
+    ServeFour<kReserve>(e, count, &taken);
+  } else {
+    Serve<kReserve, kRead, kCall>(e, count, &taken);
+  }
   if (lane == 0) {
     out[0] = clock64() - t0;
     if (type == 8) st->received = e.acc_received;
@@ -396,6 +455,8 @@ int main() {
   ALLOW((StreamKernel<kCas, kWarp, false>));
   ALLOW((StreamKernel<kCas, kThread, true>));
   ALLOW((StreamKernel<kCas, kWarp2, false>));
+  ALLOW((StreamKernel<kSpsc, kWarp4, false>));
+  ALLOW((StreamKernel<kCas, kWarp4, false>));
   const u32 rounds = 20000;
   for (int rep = 0; rep < 2; ++rep) {
     Hop<kSpsc, kWarp, false>(b, ghz, "spsc warp inline", rounds);
@@ -423,6 +484,9 @@ int main() {
     Stream<kSpsc, kWarp, false>(b, ghz, "spsc warp inline, no state", count, 8);
     Stream<kSpsc, kWarp2, false>(b, ghz, "spsc warp2 inline, no state", count, 8);
     Stream<kCas, kWarp2, false>(b, ghz, "cas warp2 inline, no state", count, 8);
+    Stream<kSpsc, kWarp4, false>(b, ghz, "spsc warp4 inline", count);
+    Stream<kSpsc, kWarp4, false>(b, ghz, "spsc warp4 inline, no state", count, 8);
+    Stream<kCas, kWarp4, false>(b, ghz, "cas warp4 inline, no state", count, 8);
   }
   return 0;
 }
