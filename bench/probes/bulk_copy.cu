@@ -10,11 +10,11 @@
 // Each copy's destination is then checked word by word against its source.
 // Build and run on a GPU machine (sm_90):
 //   nvcc -O2 -arch=sm_90 -o bulk_copy bench/probes/bulk_copy.cu && ./bulk_copy
-#include <cuda_runtime.h>
 #include <cstdio>
 #include <cstdlib>
 
-#define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("error %s at line %d\n", cudaGetErrorString(e), __LINE__); exit(1); } } while (0)
+#include "probe_common.h"
+
 
 constexpr unsigned kStage = 4096;
 constexpr int kReps = 200;

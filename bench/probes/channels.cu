@@ -24,7 +24,7 @@
 // kernel.
 //
 // Build and run on a GPU machine:
-//   nvcc -O2 -arch=sm_90 -o channels bench/probes/channels.cu && ./channels
+//   nvcc -O2 -arch=sm_90 -I include -o channels bench/probes/channels.cu && ./channels
 #include "probe_channel.h"
 
 constexpr u32 kSenders = 32;
@@ -40,6 +40,32 @@ struct Receiver {
   u64 next[kSenders];
 };
 
+// The whole record at the head of channel `hot` (lanes 0-5, a pair each),
+// loaded in the same trip as whatever the caller loads next: true, with the
+// record moved into lane `hot`'s a[], b[], when it is there.
+template <typename Also>
+__device__ __forceinline__ bool TakeHot(const Channel* in, u64 head, u32 hot, u64 (&a)[kPairs], u64 (&b)[kPairs],
+                                        Also also) {
+  const u32 lane = threadIdx.x & 31;
+  const u64 hot_head = __shfl_sync(0xFFFFFFFFu, head, hot);
+  const u32 hf = Flag(hot_head);
+  u64 ha = 0, hb = 0;
+  if (lane < kPairs) LoadLlPairGpu(in[hot].slots + (hot_head & (kCapacity - 1)) * kSlotWords + 2 * lane, &ha, &hb);
+  also();
+  const bool hok = lane >= kPairs || (static_cast<u32>(ha >> 32) == hf && static_cast<u32>(hb >> 32) == hf);
+  if (__ballot_sync(0xFFFFFFFFu, hok) != 0xFFFFFFFFu) return false;
+#pragma unroll
+  for (u32 i = 0; i < kPairs; ++i) {
+    const u64 x = __shfl_sync(0xFFFFFFFFu, ha, i);
+    const u64 y = __shfl_sync(0xFFFFFFFFu, hb, i);
+    if (lane == hot) {
+      a[i] = x;
+      b[i] = y;
+    }
+  }
+  return true;
+}
+
 // Lane i's look at channel i (i < kSenders): true when the whole record at
 // `head` is in a[], b[]. kDoorbell and kLanesHead read in two trips, kLanesHot
 // and kHotDoorbell in one when the last sender's record is there.
@@ -51,51 +77,20 @@ __device__ __forceinline__ u32 Find(const Channel* in, u64 head, u32* doorbell, 
   const u32 f = Flag(head);
   bool look = true;
   if (kFind == kLanesHot) {
-    // Lane i < 6: pair i of the hot channel's head record; every lane: the
-    // first pair of its own channel's head, in the same trip.
-    const u64 hot_head = __shfl_sync(0xFFFFFFFFu, head, hot);
-    const u32 hf = Flag(hot_head);
-    u64 ha = 0, hb = 0;
-    if (lane < kPairs) LoadPair(in[hot].slots + (hot_head & (kCapacity - 1)) * kSlotWords + 2 * lane, &ha, &hb);
-    LoadPair(slot, &a[0], &b[0]);
-    const bool hok = lane >= kPairs || (static_cast<u32>(ha >> 32) == hf && static_cast<u32>(hb >> 32) == hf);
-    if (__ballot_sync(0xFFFFFFFFu, hok) == 0xFFFFFFFFu) {
-      // The hot channel's record, whole: into lane `hot`'s registers.
-#pragma unroll
-      for (u32 i = 0; i < kPairs; ++i) {
-        const u64 x = __shfl_sync(0xFFFFFFFFu, ha, i);
-        const u64 y = __shfl_sync(0xFFFFFFFFu, hb, i);
-        if (lane == hot) {
-          a[i] = x;
-          b[i] = y;
-        }
-      }
-      return 1u << hot;
-    }
+    // Lanes 0-5: the hot channel's head record; every lane: the first pair
+    // of its own channel's head, in the same trip.
+    if (TakeHot(in, head, hot, a, b, [&] { LoadLlPairGpu(slot, &a[0], &b[0]); })) return 1u << hot;
     look = lane != hot && static_cast<u32>(a[0] >> 32) == f && static_cast<u32>(b[0] >> 32) == f;
     if (__ballot_sync(0xFFFFFFFFu, look) == 0) return 0;
   }
   if (kFind == kHotDoorbell) {
-    // Lanes 0-5: the hot channel's head record; lane 31: the doorbell.
-    const u64 hot_head = __shfl_sync(0xFFFFFFFFu, head, hot);
-    const u32 hf = Flag(hot_head);
-    u64 ha = 0, hb = 0;
+    // Lanes 0-5: the hot channel's head record; lane 31: the doorbell. The
+    // hot channel's bit stays set: a later look finds whether more follow.
     u32 bits = 0;
-    if (lane < kPairs) LoadPair(in[hot].slots + (hot_head & (kCapacity - 1)) * kSlotWords + 2 * lane, &ha, &hb);
-    if (lane == 31) asm volatile("ld.relaxed.gpu.u32 %0, [%1];" : "=r"(bits) : "l"(doorbell) : "memory");
-    const bool hok = lane >= kPairs || (static_cast<u32>(ha >> 32) == hf && static_cast<u32>(hb >> 32) == hf);
-    if (__ballot_sync(0xFFFFFFFFu, hok) == 0xFFFFFFFFu) {
-#pragma unroll
-      for (u32 i = 0; i < kPairs; ++i) {
-        const u64 x = __shfl_sync(0xFFFFFFFFu, ha, i);
-        const u64 y = __shfl_sync(0xFFFFFFFFu, hb, i);
-        if (lane == hot) {
-          a[i] = x;
-          b[i] = y;
-        }
-      }
-      return 1u << hot;  // its bit stays set: a later look finds whether more follow
-    }
+    const bool took = TakeHot(in, head, hot, a, b, [&] {
+      if (lane == 31) asm volatile("ld.relaxed.gpu.u32 %0, [%1];" : "=r"(bits) : "l"(doorbell) : "memory");
+    });
+    if (took) return 1u << hot;
     bits = __shfl_sync(0xFFFFFFFFu, bits, 31);
     if (bits == 0) return 0;
     look = (bits >> lane) & 1;
@@ -114,14 +109,14 @@ __device__ __forceinline__ u32 Find(const Channel* in, u64 head, u32* doorbell, 
     __threadfence();
   }
   if (kFind == kLanesHead) {
-    LoadPair(slot, &a[0], &b[0]);
+    LoadLlPairGpu(slot, &a[0], &b[0]);
     look = static_cast<u32>(a[0] >> 32) == f && static_cast<u32>(b[0] >> 32) == f;
     if (__ballot_sync(0xFFFFFFFFu, look) == 0) return 0;
   }
   bool ok = false;
   if (look) {
 #pragma unroll
-    for (u32 i = kFind == kLanesHead || kFind == kLanesHot ? 1 : 0; i < kPairs; ++i) LoadPair(slot + 2 * i, &a[i], &b[i]);
+    for (u32 i = kFind == kLanesHead || kFind == kLanesHot ? 1 : 0; i < kPairs; ++i) LoadLlPairGpu(slot + 2 * i, &a[i], &b[i]);
     ok = true;
 #pragma unroll
     for (u32 i = 0; i < kPairs; ++i) ok = ok && static_cast<u32>(a[i] >> 32) == f && static_cast<u32>(b[i] >> 32) == f;
@@ -179,12 +174,12 @@ __device__ void ReceiveMany(const Channel* in, u32* doorbell, Receiver* st, u64 
     if ((found >> lane) & 1) {
       ++head;
       if (head - released >= kCapacity / 4) {
-        StoreRelease(in[lane].head, head);
+        StoreReleaseGpu(in[lane].head, head);
         released = head;
       }
     }
   }
-  if (lane < kSenders) StoreRelease(in[lane].head, head);
+  if (lane < kSenders) StoreReleaseGpu(in[lane].head, head);
 }
 
 // One sender (lane 0 of its block): `count` 16-byte messages to channel
@@ -212,9 +207,9 @@ __device__ void Send(const Channel& c, u32 bit, u32* doorbell, u64 count, const 
       const u64* slot = back->slots + (s & (kCapacity - 1)) * kSlotWords;
       u64 x, y;
       do {
-        LoadPair(slot, &x, &y);
+        LoadLlPairGpu(slot, &x, &y);
       } while (static_cast<u32>(x >> 32) != Flag(s));
-      if ((s & (kCapacity / 4 - 1)) == kCapacity / 4 - 1) StoreRelease(back->head, s + 1);
+      if ((s & (kCapacity / 4 - 1)) == kCapacity / 4 - 1) StoreReleaseGpu(back->head, s + 1);
     }
   }
   if (cycles != nullptr) *cycles = clock64() - t0;
@@ -296,15 +291,9 @@ void Stream(Setup& s, double ghz, size_t smem, const char* name, u64 per_sender)
 }
 
 int main() {
-  int clock_khz = 0;
-  CK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0));
-  const double ghz = clock_khz / 1e6;
-  cudaDeviceProp prop;
-  CK(cudaGetDeviceProperties(&prop, 0));
-  printf("device %s, SM clock %.3f GHz (reported)\n", prop.name, ghz);
-  // One block an SM: each asks for more than half of an SM's shared memory.
-  size_t smem = prop.sharedMemPerMultiprocessor / 2 + 1024;
-  if (smem > prop.sharedMemPerBlockOptin) smem = prop.sharedMemPerBlockOptin;
+  const ProbeDevice dev = OpenProbeDevice();
+  const double ghz = dev.ghz;
+  const size_t smem = dev.smem_alone;  // one block an SM
   Setup s;
   CK(cudaMalloc(&s.mem, ((kSenders + 1) * kChannelWords + 64) * 8));
   CK(cudaMalloc(&s.chans, (kSenders + 1) * sizeof(Channel)));

@@ -12,11 +12,11 @@
 //   * a dependent chain of loads through a generic pointer into a
 //     __grid_constant__ kernel parameter, into shared memory and into local
 //     memory (what reading the runtime's SystemParams through `sys` costs).
-#include <cuda_runtime.h>
 #include <cstdio>
 #include <cstdlib>
 
-#define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("error %s at line %d\n", cudaGetErrorString(e), __LINE__); exit(1); } } while (0)
+#include "probe_common.h"
+
 
 constexpr int kN = 2000;
 

@@ -28,7 +28,7 @@
 // a trip).
 //
 // Build and run on a GPU machine:
-//   nvcc -O2 -arch=sm_90 -o lean bench/probes/lean_owner.cu && ./lean
+//   nvcc -O2 -arch=sm_90 -I include -o lean bench/probes/lean_owner.cu && ./lean
 #include "probe_channel.h"
 
 enum Read { kWarp = 0, kThread = 1, kWarp2 = 2, kWarp4 = 3 };
@@ -152,7 +152,7 @@ __device__ __forceinline__ u32 TryTake(const Channel& c, u64 pos, u32* type, u32
       const u32 f = Flag(pos);
       u64 a[kPairs], b[kPairs];
 #pragma unroll
-      for (u32 i = 0; i < kPairs; ++i) LoadPair(slot + 2 * i, &a[i], &b[i]);
+      for (u32 i = 0; i < kPairs; ++i) LoadLlPairGpu(slot + 2 * i, &a[i], &b[i]);
       u32 bad = 0;
 #pragma unroll
       for (u32 i = 0; i < kPairs; ++i) bad |= (static_cast<u32>(a[i] >> 32) ^ f) | (static_cast<u32>(b[i] >> 32) ^ f);
@@ -176,7 +176,7 @@ __device__ __forceinline__ u32 TryTake(const Channel& c, u64 pos, u32* type, u32
   const u64 at = pos + which;
   u64 a = 0, b = 0;
   const bool mine = l < kPairs;
-  if (mine) LoadPair(c.slots + (at & (kCapacity - 1)) * kSlotWords + 2 * l, &a, &b);
+  if (mine) LoadLlPairGpu(c.slots + (at & (kCapacity - 1)) * kSlotWords + 2 * l, &a, &b);
   const u32 f = Flag(at);
   const bool ok = !mine || (static_cast<u32>(a >> 32) == f && static_cast<u32>(b >> 32) == f);
   const u32 whole = __ballot_sync(0xFFFFFFFFu, ok);
@@ -240,11 +240,11 @@ __device__ void Serve(Env& e, u64 count, u64* taken_out) {
     head += n;
     taken += n;
     if (head - released >= kCapacity / 4) {
-      if (lane == 0) StoreRelease(e.in.head, head);
+      if (lane == 0) StoreReleaseGpu(e.in.head, head);
       released = head;
     }
   }
-  if (lane == 0) StoreRelease(e.in.head, head);
+  if (lane == 0) StoreReleaseGpu(e.in.head, head);
   *taken_out = taken;
 }
 
@@ -263,7 +263,7 @@ __device__ void ServeFour(Env& e, u64 count, u64* taken_out) {
     for (u32 k = 0; k < 2; ++k) {
       a[k] = b[k] = 0;
       const u64 at = head + 2 * k + half;
-      if (l < kPairs) LoadPair(e.in.slots + (at & (kCapacity - 1)) * kSlotWords + 2 * l, &a[k], &b[k]);
+      if (l < kPairs) LoadLlPairGpu(e.in.slots + (at & (kCapacity - 1)) * kSlotWords + 2 * l, &a[k], &b[k]);
     }
     u32 n = 0;
     bool more = true;
@@ -293,11 +293,11 @@ __device__ void ServeFour(Env& e, u64 count, u64* taken_out) {
     head += n;
     taken += n;
     if (head - released >= kCapacity / 4) {
-      if (lane == 0) StoreRelease(e.in.head, head);
+      if (lane == 0) StoreReleaseGpu(e.in.head, head);
       released = head;
     }
   }
-  if (lane == 0) StoreRelease(e.in.head, head);
+  if (lane == 0) StoreReleaseGpu(e.in.head, head);
   *taken_out = taken;
 }
 
@@ -423,14 +423,9 @@ void Stream(Bufs& b, double ghz, const char* name, u64 count, u32 type = 1) {
 }
 
 int main() {
-  int clock_khz = 0;
-  CK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0));
-  const double ghz = clock_khz / 1e6;
-  cudaDeviceProp prop;
-  CK(cudaGetDeviceProperties(&prop, 0));
-  printf("device %s, SM clock %.3f GHz (reported)\n", prop.name, ghz);
-  g_smem = prop.sharedMemPerMultiprocessor / 2 + 1024;
-  if (g_smem > prop.sharedMemPerBlockOptin) g_smem = prop.sharedMemPerBlockOptin;
+  const ProbeDevice dev = OpenProbeDevice();
+  const double ghz = dev.ghz;
+  g_smem = dev.smem_alone;
   Bufs b;
   CK(cudaMalloc(&b.mem, (2 * kChannelWords + 64) * 8));
   CK(cudaMalloc(&b.out, 64));

@@ -9,13 +9,13 @@
 //     RawPingPong), to find which form of access the mailbox path should use.
 // Build and run on a GPU machine:
 //   nvcc -O2 -arch=sm_90 -I include -o mbpp bench/probes/mailbox_pingpong.cu && ./mbpp
-#include <cuda_runtime.h>
 #include <cstdio>
 #include <cstdlib>
 
+#include "probe_common.h"
+
 #include "ringkernel/device/mailbox.h"
 
-#define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("error %s at line %d\n", cudaGetErrorString(e), __LINE__); exit(1); } } while (0)
 
 using namespace rk;
 

@@ -1,27 +1,22 @@
 // probe_channel.h: what the K2K probes share (lean_owner.cu, channels.cu):
-// records of LL words in 256-byte slots, a channel (slots, the consumer's
+// records of the runtime's LL words in 256-byte slots, a channel (slots, the consumer's
 // released head, a tail for producers that reserve by compare-and-swap),
 // its single-producer and compare-and-swap reservations, and the write of a
 // record by one thread. For nvcc (the probes are built by scripts/build_probes.sh).
 #ifndef RINGKERNEL_BENCH_PROBES_PROBE_CHANNEL_H_
 #define RINGKERNEL_BENCH_PROBES_PROBE_CHANNEL_H_
 
-#include <cuda_runtime.h>
+#include "probe_common.h"
+#include "ringkernel/device/mailbox.h"
 
-#include <cstdio>
-#include <cstdlib>
-
-#define CK(x)                                                            \
-  do {                                                                   \
-    cudaError_t e = (x);                                                 \
-    if (e != cudaSuccess) {                                              \
-      printf("error %s at line %d\n", cudaGetErrorString(e), __LINE__);  \
-      exit(1);                                                           \
-    }                                                                    \
-  } while (0)
-
-using u32 = unsigned;
-using u64 = unsigned long long;
+// The runtime's own LL words and accesses (ll_ring.h, mailbox.h, atomics.h).
+using rk::LlWord;
+using rk::LoadAcquireGpu;
+using rk::LoadLlPairGpu;
+using rk::StoreLlPairGpu;
+using rk::StoreReleaseGpu;
+using rk::u32;
+using rk::u64;
 
 constexpr u32 kSlotWords = 32;  // 256 bytes
 constexpr u32 kLog2 = 8;  // 256 slots
@@ -29,26 +24,12 @@ constexpr u64 kCapacity = u64{1} << kLog2;
 
 enum Reserve { kSpsc = 0, kCas = 1 };
 
-__device__ __forceinline__ u32 Flag(u64 pos) { return static_cast<u32>(pos >> kLog2) | 0x80000000u; }
-__device__ __forceinline__ u64 Word(u32 data, u32 flag) { return static_cast<u64>(flag) << 32 | data; }
+// The flag of every word at position `pos` of a channel.
+__device__ __forceinline__ u32 Flag(u64 pos) { return rk::LlFlag(pos, kLog2); }
 __device__ __forceinline__ u64 Timer() {
   u64 t;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
   return t;
-}
-__device__ __forceinline__ void LoadPair(const u64* p, u64* a, u64* b) {
-  asm volatile("ld.relaxed.gpu.v2.u64 {%0, %1}, [%2];" : "=l"(*a), "=l"(*b) : "l"(p) : "memory");
-}
-__device__ __forceinline__ void StorePair(u64* p, u64 a, u64 b) {
-  asm volatile("st.relaxed.gpu.v2.u64 [%0], {%1, %2};" ::"l"(p), "l"(a), "l"(b) : "memory");
-}
-__device__ __forceinline__ u64 LoadAcquire(const u64* p) {
-  u64 v;
-  asm volatile("ld.acquire.gpu.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-  return v;
-}
-__device__ __forceinline__ void StoreRelease(u64* p, u64 v) {
-  asm volatile("st.release.gpu.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
 
 // A channel: slots, the consumer's released head, and (for kCas) a shared tail.
@@ -73,7 +54,7 @@ template <int kReserve>
 __device__ __forceinline__ bool Reserve(const Channel& c, Producer& p, u64* pos) {
   if (kReserve == kSpsc) {
     if (p.tail - p.cached_head >= kCapacity) {
-      p.cached_head = LoadAcquire(c.head);
+      p.cached_head = LoadAcquireGpu(c.head);
       if (p.tail - p.cached_head >= kCapacity) return false;
     }
     *pos = p.tail++;
@@ -83,7 +64,7 @@ __device__ __forceinline__ bool Reserve(const Channel& c, Producer& p, u64* pos)
   u64 t = p.tail;
   for (;;) {
     if (t - p.cached_head >= kCapacity) {
-      p.cached_head = LoadAcquire(c.head);
+      p.cached_head = LoadAcquireGpu(c.head);
       if (t - p.cached_head >= kCapacity) return false;
     }
     const u64 seen = atomicCAS(c.tail, t, t + 1);
@@ -103,9 +84,9 @@ __device__ __forceinline__ void Write(const Channel& c, u64 pos, u32 type, u32 s
   const u32 f = Flag(pos);
   u32 h[8] = {type, 4 * kWords, sender, 0u, 0u, 0u, 0u, 0u};
 #pragma unroll
-  for (u32 i = 0; i < 4; ++i) StorePair(slot + 2 * i, Word(h[2 * i], f), Word(h[2 * i + 1], f));
+  for (u32 i = 0; i < 4; ++i) StoreLlPairGpu(slot + 2 * i, LlWord(h[2 * i], f), LlWord(h[2 * i + 1], f));
 #pragma unroll
-  for (u32 i = 0; i < kWords / 2; ++i) StorePair(slot + 8 + 2 * i, Word(m.w[2 * i], f), Word(m.w[2 * i + 1], f));
+  for (u32 i = 0; i < kWords / 2; ++i) StoreLlPairGpu(slot + 8 + 2 * i, LlWord(m.w[2 * i], f), LlWord(m.w[2 * i + 1], f));
 }
 
 // The raw fenced flag between blocks 0 and 1 of the calling kernel: thread 0

@@ -24,24 +24,12 @@
 //
 // Build and run on a GPU machine:
 //   nvcc -O2 -arch=sm_90 -o stagger bench/probes/stagger_poll.cu && ./stagger
-#include <cuda_runtime.h>
-
 #include <algorithm>
-#include <atomic>
 #include <chrono>
-#include <cstdio>
-#include <cstdlib>
 #include <random>
 #include <vector>
 
-#define CK(x)                                                                     \
-  do {                                                                            \
-    cudaError_t e = (x);                                                          \
-    if (e != cudaSuccess) {                                                       \
-      printf("error %s at line %d\n", cudaGetErrorString(e), __LINE__);          \
-      exit(1);                                                                    \
-    }                                                                             \
-  } while (0)
+#include "probe_common.h"
 
 using u64 = unsigned long long;
 
@@ -158,12 +146,7 @@ Result Run(u64* host, const u64* cmd_d, u64* done_d, u64* polls_d, u64* polls_h,
 
 int main(int argc, char** argv) {
   const int rounds = argc > 1 ? atoi(argv[1]) : 20000;
-  cudaDeviceProp prop;
-  CK(cudaGetDeviceProperties(&prop, 0));
-  int clock_khz = 0;
-  CK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0));
-  const double clock_ghz = clock_khz / 1e6;
-  printf("device %s, SM clock %.3f GHz (reported)\n", prop.name, clock_ghz);
+  const double clock_ghz = OpenProbeDevice().ghz;
   u64* host = nullptr;
   CK(cudaHostAlloc(&host, (64 * 1024 + 64) * 8, cudaHostAllocMapped));
   u64* host_d = nullptr;
