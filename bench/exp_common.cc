@@ -77,6 +77,16 @@ double Quantile(std::vector<double>& v, double p) {
   return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size() - 1) + 0.5))];
 }
 
+absl::StatusOr<double> TimeEchoAsk(System& sys, ActorId echo, uint64_t* seq, absl::Duration timeout) {
+  const uint64_t want = ++*seq;
+  const auto t0 = std::chrono::steady_clock::now();
+  absl::StatusOr<Pong> p = sys.Ask<Pong>(echo, Ping{want}, timeout);
+  const auto t1 = std::chrono::steady_clock::now();
+  if (!p.ok()) return p.status();
+  if (p->seq != want) return absl::InternalError("the Echo answered another Ping");
+  return std::chrono::duration<double, std::micro>(t1 - t0).count();
+}
+
 absl::StatusOr<Message> ReceiveType(System& sys, const std::string& type, absl::Duration timeout, int* dropped) {
   const absl::Time deadline = absl::Now() + timeout;
   for (;;) {

@@ -138,6 +138,10 @@ inline double Seconds(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
 }
 
+// One Ask of an Echo (Ping ++*seq), timed on the host: its round trip in
+// microseconds, or an error if it failed or the Echo answered another Ping.
+absl::StatusOr<double> TimeEchoAsk(System& sys, ActorId echo, uint64_t* seq, absl::Duration timeout);
+
 // The next message of type `type` sent to the host, waiting up to
 // `timeout`; messages of other types are dropped (counted in `*dropped`).
 absl::StatusOr<Message> ReceiveType(System& sys, const std::string& type, absl::Duration timeout,

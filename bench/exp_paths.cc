@@ -665,13 +665,7 @@ absl::Status ExpPaths(const Bench& b) {
     }
     // One Ask of the Echo, timed and recorded as `iteration` of `config`.
     auto time_ask = [&](const std::string& config, int iteration) -> absl::Status {
-      const uint64_t want = ++seq;
-      const Clock::time_point t0 = Clock::now();
-      absl::StatusOr<Pong> p = sys->Ask<Pong>(echo, Ping{want}, kAskTimeout);
-      const Clock::time_point t1 = Clock::now();
-      if (!p.ok()) return p.status();
-      if (p->seq != want) return absl::InternalError("the Echo answered another Ping");
-      const double us = std::chrono::duration<double, std::micro>(t1 - t0).count();
+      RK_ASSIGN_OR_RETURN(const double us, TimeEchoAsk(*sys, echo, &seq, kAskTimeout));
       b.rec.Add(kExp, config, iteration, "latency_us", us, "microseconds");
       std::printf("paths %-48s %8.3f us\n", config.c_str(), us);
       return absl::OkStatus();

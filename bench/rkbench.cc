@@ -130,9 +130,9 @@ absl::Status TimeFloorRoundTrip(Baselines& base, Recorder& rec, const Options& o
 // RingKernel's round trip: Asks of the Echo actor, each checked
 // (`persistent_ask_roundtrip`). `*seq` numbers the pings.
 absl::Status TimeEchoAsks(System& sys, ActorId echo, Recorder& rec, const Options& o, const std::string& exp,
-                          unsigned long long* seq, const std::string& config = "persistent_ask_roundtrip") {
+                          uint64_t* seq, const std::string& config = "persistent_ask_roundtrip") {
   return TimeHost(rec, o, exp, config, "latency_us", [&]() -> absl::Status {
-    const unsigned long long n = ++*seq;
+    const uint64_t n = ++*seq;
     absl::StatusOr<Pong> p = sys.Ask<Pong>(echo, Ping{n}, absl::Seconds(1));
     if (!p.ok()) return p.status();
     return p->seq == n ? absl::OkStatus() : absl::InternalError("wrong pong");
@@ -174,7 +174,7 @@ absl::Status Exp1(Runtime& runtime, const Program& program, Recorder& rec, const
   // kSendsPerDrain Sends an untimed Ask lets the sink catch up, exactly as
   // the launch configurations synchronise between their timed calls.
   constexpr int kSendsPerDrain = 32;
-  unsigned long long seq = 0;
+  uint64_t seq = 0;
   for (int i = 0; i < o.warmup; ++i) {
     if (i % kSendsPerDrain == 0) {
       RK_RETURN_IF_ERROR(sys->Ask<Counted>(sink, CountQuery{0}, absl::Seconds(5)).status());
@@ -232,7 +232,7 @@ absl::Status AskStamps(Runtime& runtime, const Program& program, Recorder& rec, 
   SystemOptions so = BaseSystemOptions(o);
   RK_ASSIGN_OR_RETURN(std::unique_ptr<System> sys, runtime.Start(program, so));
   RK_ASSIGN_OR_RETURN(ActorId echo, sys->Spawn("Echo", "echo"));
-  unsigned long long seq = 0;
+  uint64_t seq = 0;
   RK_RETURN_IF_ERROR(TimeEchoAsks(*sys, echo, rec, o, exp, &seq));
   // Then --paths-quiet-asks Asks, each after a pause of the first of
   // --paths-quiet-ms: their steps are reported apart (quiet_*), to show
@@ -245,14 +245,8 @@ absl::Status AskStamps(Runtime& runtime, const Program& program, Recorder& rec, 
   const int quiet_asks = std::max(o.paths_quiet_asks, 0);
   for (int i = 0; i < quiet_asks; ++i) {
     absl::SleepFor(absl::Milliseconds(quiet_ms));
-    const unsigned long long n = ++seq;
-    const auto t0 = std::chrono::steady_clock::now();
-    absl::StatusOr<Pong> p = sys->Ask<Pong>(echo, Ping{n}, absl::Seconds(1));
-    const auto t1 = std::chrono::steady_clock::now();
-    if (!p.ok()) return p.status();
-    if (p->seq != n) return absl::InternalError("wrong pong");
-    rec.Add(exp, absl::StrCat("quiet_ask;quiet_ms=", quiet_ms), i + 1, "latency_us",
-            std::chrono::duration<double, std::micro>(t1 - t0).count(), "microseconds");
+    RK_ASSIGN_OR_RETURN(const double us, TimeEchoAsk(*sys, echo, &seq, absl::Seconds(1)));
+    rec.Add(exp, absl::StrCat("quiet_ask;quiet_ms=", quiet_ms), i + 1, "latency_us", us, "microseconds");
   }
   RK_ASSIGN_OR_RETURN(StopReport r, sys->Stop());
   (void)r;
@@ -386,7 +380,7 @@ absl::Status TraceCost(Runtime& runtime, const Program& plain, Recorder& rec, co
     if (c.on) RK_RETURN_IF_ERROR(sys->StartTrace(path));
     RK_RETURN_IF_ERROR(TimeRally(*sys, rec, o, exp, c.name));
     RK_ASSIGN_OR_RETURN(ActorId echo, sys->Spawn("Echo", absl::StrCat(c.name, "echo")));
-    unsigned long long seq = 0;
+    uint64_t seq = 0;
     RK_RETURN_IF_ERROR(TimeEchoAsks(*sys, echo, rec, o, exp, &seq, absl::StrCat(c.name, "ask_roundtrip")));
     if (c.on) RK_RETURN_IF_ERROR(sys->StopTrace());
     RK_RETURN_IF_ERROR(sys->Stop().status());
