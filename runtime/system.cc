@@ -792,7 +792,7 @@ void SystemImpl::SortLocked(const LlHeader& h) {
     f.code = static_cast<uint32_t>(h.correlation);
     f.sender = ActorId{h.peer};
     failures_.push_back(f);
-    answers_.fetch_add(1, std::memory_order_release);
+    failures_sorted_.fetch_add(1, std::memory_order_release);
   }
 }
 
@@ -1120,16 +1120,16 @@ absl::StatusOr<Message> SystemImpl::AskUntraced(ActorId to, uint32_t type_id, co
     ~Done() { n.fetch_sub(1, std::memory_order_relaxed); }
   } polling{asks_waiting_[reply_worker]};
   uint32_t spins = 0;
-  uint64_t answers_seen = answers_.load(std::memory_order_acquire);
+  uint64_t failures_seen = failures_sorted_.load(std::memory_order_acquire);
   for (;;) {
     // The answer, handed over by this thread's drain or another's: no lock.
     if (ask_slots_.Filled(correlation)) return take();
     // The lock only when there is something to look at: a record in the
     // ring back, or a failure another thread's drain sorted since the last
     // look (and every 64th spin, as a matter of course).
-    const uint64_t answers = answers_.load(std::memory_order_acquire);
-    if (spins == 0 || answers != answers_seen || (spins & 63) == 63 || RingBackHasRecord(reply_worker)) {
-      answers_seen = answers;
+    const uint64_t failures = failures_sorted_.load(std::memory_order_acquire);
+    if (spins == 0 || failures != failures_seen || (spins & 63) == 63 || RingBackHasRecord(reply_worker)) {
+      failures_seen = failures;
       absl::MutexLock lock(&out_mu_);
       DrainRingLocked(reply_worker);
       if (ask_slots_.Filled(correlation)) return take();

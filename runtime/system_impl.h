@@ -340,7 +340,7 @@ class SystemImpl {
   // Bumped each time a drain records a failure: a waiting Ask takes out_mu_
   // to look for its actor's only when this moved or its ring back has a
   // record (its answer it sees in its slot).
-  std::atomic<uint64_t> answers_{0};
+  std::atomic<uint64_t> failures_sorted_{0};
   std::string out_buffer_ ABSL_GUARDED_BY(out_mu_);
   std::deque<Message> inbox_ ABSL_GUARDED_BY(out_mu_);
   std::vector<DeadLetter> dead_letters_ ABSL_GUARDED_BY(out_mu_);
