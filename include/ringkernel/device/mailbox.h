@@ -76,6 +76,7 @@ static_assert(sizeof(MailHeader) == 4 * kMailHeaderWords, "MailHeader is eight d
 inline constexpr u32 kMailPlain = 1;  // the payload is in the slot's plain area
 inline constexpr u32 kMailVoid = 2;   // reserved, then withdrawn: the owner skips it
 inline constexpr u32 kMailIngress = 4;  // a host message the worker's poller forwarded (not an actor's ctx.forward)
+inline constexpr u32 kMailChannel = 8;  // with kMailVoid: the sender opened a channel to the owner (channel.h)
 
 // The largest alignment a message type may require (its payload is handed to
 // a handler at a 16-byte boundary).
