@@ -243,6 +243,8 @@ absl::Status SystemImpl::Init() {
   offset = AlignUp(offset + sizeof(DeviceShared), 256);
   const uint64_t wstats_off = offset;
   offset = AlignUp(offset + uint64_t{workers} * sizeof(WorkerStats), 256);
+  const uint64_t channels_off = offset;  // zero: no entries claimed, every table closed until its spawn
+  if (o.channel_arena_bytes != 0) offset = AlignUp(offset + uint64_t{o.max_actors} * sizeof(ChannelTable), 256);
   RK_ASSIGN_OR_RETURN(cuda::DeviceBuffer tables, cuda::DeviceBuffer::Create(offset));
   tables_ = std::move(tables);
   device_table_bytes_ = offset;
@@ -317,6 +319,16 @@ absl::Status SystemImpl::Init() {
   p.routes = reinterpret_cast<u32*>(base + routes_off);
   p.shared = reinterpret_cast<DeviceShared*>(base + shared_off);
   p.worker_stats = reinterpret_cast<WorkerStats*>(base + wstats_off);
+  if (o.channel_arena_bytes != 0) {
+    // Zeroed here, before the launch: a channel's slots need no clearing
+    // when a sender opens it (zero never matches an LL flag).
+    RK_ASSIGN_OR_RETURN(cuda::DeviceBuffer channels,
+                        cuda::DeviceBuffer::Create(o.channel_arena_bytes, {.zero = true}));
+    channel_arena_ = std::move(channels);
+    p.channel_tables = reinterpret_cast<ChannelTable*>(base + channels_off);
+    p.channel_arena = reinterpret_cast<u8*>(channel_arena_->get());
+    p.channel_arena_bytes = o.channel_arena_bytes;
+  }
   p.inbound = reinterpret_cast<LlRingHeader*>(in_dev);
   p.inbound_slots = reinterpret_cast<u64*>(in_dev + kLlSlotsOffset);
   p.control = reinterpret_cast<SystemControl*>(ctl_dev);
@@ -458,11 +470,13 @@ SystemImpl::~SystemImpl() {
       std::optional<cuda::Stream> stream, copy_stream;
       std::optional<cuda::DeviceBuffer> tables;
       std::vector<cuda::DeviceBuffer> arena;
+      std::optional<cuda::DeviceBuffer> channel_arena;
       std::optional<cuda::MappedBuffer> inbound, control, worker_in, worker_out;
     };
-    new Abandoned{std::move(module_),       std::move(stream_),       std::move(copy_stream_),
-                  std::move(tables_),       std::move(arena_),        std::move(inbound_buf_),
-                  std::move(control_buf_),  std::move(worker_in_buf_), std::move(worker_out_buf_)};
+    new Abandoned{std::move(module_),        std::move(stream_),        std::move(copy_stream_),
+                  std::move(tables_),        std::move(arena_),         std::move(channel_arena_),
+                  std::move(inbound_buf_),   std::move(control_buf_),   std::move(worker_in_buf_),
+                  std::move(worker_out_buf_)};
     runtime_->MarkPoisoned();
   }
 }
@@ -1264,6 +1278,7 @@ absl::StatusOr<SystemStats> SystemImpl::Stats(bool fresh) {
   st.ingress_dead = LoadMapped(&control_->ingress_dead.value);
   st.outbound_full = LoadMapped(&control_->outbound_full.value);
   st.host_holes = LoadMapped(&control_->host_holes.value);
+  st.channel_bytes = std::min(LoadMapped(&control_->channel_bytes.value), params_.channel_arena_bytes);
   {
     absl::MutexLock lock(&out_mu_);
     DrainLocked();

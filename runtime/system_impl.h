@@ -258,6 +258,7 @@ class SystemImpl {
   std::optional<cuda::DeviceBuffer> tables_;  // params, actor table, lists, counts, routes, shared, worker stats
   // Mailboxes and actor state, allocated by Spawn under mu_.
   std::vector<cuda::DeviceBuffer> arena_;
+  std::optional<cuda::DeviceBuffer> channel_arena_;  // K2K channels (channel.h), zeroed
   uint64_t arena_used_ = 0;  // in arena_.back()
   uint64_t mailbox_bytes_ = 0;
   uint64_t state_bytes_ = 0;

@@ -482,6 +482,9 @@ TEST_P(StreamRunsTest, ManyK2kProducersLoseNothingAndKeepFifoPerSender) {
   uint64_t counted_full = 0;
   for (const ActorStats& a : st->actors) counted_full += a.send_full;
   EXPECT_EQ(counted_full, static_cast<uint64_t>(full)) << "every kFull a producer saw is counted";
+  // The first producers' threads opened channels to the sequencer; the rest
+  // share its mailbox (channel.h): both ways kept each sender's order.
+  EXPECT_GT(st->channel_bytes, 0u);
   std::cout << "K2K: " << kProducers << " producers x " << kCount << " messages, " << full
             << " kFull retries with a 64-slot mailbox\n";
   absl::StatusOr<StopReport> rep = sys->Stop();
@@ -493,6 +496,70 @@ TEST_P(StreamRunsTest, ManyK2kProducersLoseNothingAndKeepFifoPerSender) {
       EXPECT_EQ(a.handled, static_cast<uint64_t>(kProducers) * kCount + 1 + kProducers) << a.ToString();
     }
   }
+}
+
+TEST_F(SystemGpuTest, AnActorsThreadAndBlockHandlersSendToOneReceiverInOrder) {
+  auto sys = StartSystem();
+  ASSERT_NE(sys, nullptr);
+  const ActorId seq = SpawnOrDie(*sys, "Sequencer", "seq");
+  const int kAlternators = 6, kCount = ::rk::testing::Scaled(2000);
+  std::vector<ActorId> alts;
+  for (int p = 0; p < kAlternators; ++p) alts.push_back(SpawnOrDie(*sys, "Alternator", "alt" + std::to_string(p)));
+  for (int p = 0; p < kAlternators; ++p) ASSERT_TRUE(sys->Send(alts[p], AltStart{seq, p, kCount}).ok());
+  for (int done = 0; done < kAlternators; ++done) {
+    absl::StatusOr<std::optional<Message>> m = sys->Receive(absl::Seconds(30));
+    ASSERT_TRUE(m.ok()) << m.status();
+    ASSERT_TRUE(m->has_value()) << "only " << done << " alternators finished";
+    absl::StatusOr<Produced> pr = (*m)->As<Produced>();
+    ASSERT_TRUE(pr.ok()) << pr.status();
+    EXPECT_EQ(pr->sent, kCount);
+  }
+  absl::StatusOr<SeqReport> r = sys->Ask<SeqReport>(seq, SeqQuery{0}, kAsk);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->received, int64_t{kAlternators} * kCount);
+  EXPECT_EQ(r->violations, 0) << "a block handler's sends overtook its thread handler's, or the reverse";
+  for (int p = 0; p < kAlternators; ++p) {
+    absl::StatusOr<SeqReport> rp = sys->Ask<SeqReport>(seq, SeqQuery{p}, kAsk);
+    ASSERT_TRUE(rp.ok());
+    EXPECT_EQ(rp->last, kCount);
+  }
+  absl::StatusOr<SystemStats> st = sys->Stats();
+  ASSERT_TRUE(st.ok());
+  EXPECT_GT(st->channel_bytes, 0u);
+  absl::StatusOr<StopReport> rep = sys->Stop();
+  ASSERT_TRUE(rep.ok()) << rep.status();
+  EXPECT_EQ(rep->unhandled, 0u) << rep->ToString();
+}
+
+TEST_F(SystemGpuTest, WithoutAChannelArenaEveryPairUsesTheMailboxAndKeepsItsOrder) {
+  SystemOptions o;
+  o.channel_arena_bytes = 0;
+  o.mailbox_capacity = 64;
+  auto sys = StartSystem(o);
+  ASSERT_NE(sys, nullptr);
+  const ActorId seq = SpawnOrDie(*sys, "Sequencer", "seq");
+  const int kProducers = 8, kCount = ::rk::testing::Scaled(3000);
+  std::vector<ActorId> producers;
+  for (int p = 0; p < kProducers; ++p) producers.push_back(SpawnOrDie(*sys, "Producer", "p" + std::to_string(p)));
+  for (int p = 0; p < kProducers; ++p) ASSERT_TRUE(sys->Send(producers[p], Produce{seq, p, kCount}).ok());
+  for (int done = 0; done < kProducers; ++done) {
+    absl::StatusOr<std::optional<Message>> m = sys->Receive(absl::Seconds(30));
+    ASSERT_TRUE(m.ok()) << m.status();
+    ASSERT_TRUE(m->has_value()) << "only " << done << " producers finished";
+    absl::StatusOr<Produced> pr = (*m)->As<Produced>();
+    ASSERT_TRUE(pr.ok()) << pr.status();
+    EXPECT_EQ(pr->sent, kCount);
+  }
+  absl::StatusOr<SeqReport> r = sys->Ask<SeqReport>(seq, SeqQuery{0}, kAsk);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->received, int64_t{kProducers} * kCount);
+  EXPECT_EQ(r->violations, 0);
+  absl::StatusOr<SystemStats> st = sys->Stats();
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st->channel_bytes, 0u);
+  absl::StatusOr<StopReport> rep = sys->Stop();
+  ASSERT_TRUE(rep.ok()) << rep.status();
+  EXPECT_EQ(rep->unhandled, 0u) << rep->ToString();
 }
 
 TEST_F(SystemGpuTest, FullMailboxRefusesWithKFullAndCountsIt) {

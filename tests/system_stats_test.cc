@@ -94,13 +94,15 @@ TEST(SystemStatsTextTest, EveryHostCounterIsNamedWhenNotZero) {
   s.ingress_dead = 4;
   s.outbound_full = 5;
   s.host_holes = 10;
+  s.channel_bytes = 11;
   s.received_by_host = 6;
   s.dead_letters_dropped = 7;
   s.failures_dropped = 8;
   s.late_replies = 9;
   EXPECT_EQ(s.ToText(),
             "phase draining; host sent 1, host ring full 2, ingress delivered 3, ingress dead-lettered 4, "
-            "outbound full 5, host holes 10, received by host 6, dead letters dropped 7, failures dropped 8, "
+            "outbound full 5, host holes 10, channel bytes 11, received by host 6, dead letters dropped 7, "
+            "failures dropped 8, "
             "late replies 9\n"
             "(no actors)");
   EXPECT_EQ(SystemStats{}.ToText(), "phase starting\n(no actors)");
@@ -126,6 +128,7 @@ TEST(SystemStatsJsonTest, OneLineThatParsesBackToTheSameNumbers) {
   s.ingress_dead = 3;
   s.outbound_full = 4;
   s.host_holes = 7;
+  s.channel_bytes = 15;
   s.dead_letters_dropped = 5;
   s.failures_dropped = 6;
   s.late_replies = 8;
@@ -142,7 +145,8 @@ TEST(SystemStatsJsonTest, OneLineThatParsesBackToTheSameNumbers) {
 
   std::set<std::string> keys;
   for (auto it = j.begin(); it != j.end(); ++it) keys.insert(it.key());
-  EXPECT_EQ(keys, (std::set<std::string>{"actors", "dead_letters_dropped", "failures_dropped", "flush_epoch",
+  EXPECT_EQ(keys, (std::set<std::string>{"actors", "channel_bytes", "dead_letters_dropped", "failures_dropped",
+                                         "flush_epoch",
                                          "host_holes", "host_ring_full", "host_sent", "ingress_dead",
                                          "ingress_delivered", "late_replies", "outbound_full", "phase",
                                          "received_by_host", "workers"}));
@@ -154,6 +158,7 @@ TEST(SystemStatsJsonTest, OneLineThatParsesBackToTheSameNumbers) {
   EXPECT_EQ(j["ingress_dead"], 3u);
   EXPECT_EQ(j["outbound_full"], 4u);
   EXPECT_EQ(j["host_holes"], 7u);
+  EXPECT_EQ(j["channel_bytes"], 15u);
   EXPECT_EQ(j["received_by_host"], 1u);
   EXPECT_EQ(j["dead_letters_dropped"], 5u);
   EXPECT_EQ(j["failures_dropped"], 6u);
@@ -250,9 +255,10 @@ TEST(SystemStatsJsonTest, NamesAreEscapedAndInvalidUtf8IsReplaced) {
 
 TEST(SystemStatsJsonTest, EmptyStatsHaveEveryKey) {
   const json j = json::parse(SystemStats{}.ToJson());
-  EXPECT_EQ(j.size(), 14u);
+  EXPECT_EQ(j.size(), 15u);
   EXPECT_EQ(j["actors"], json::array());
   EXPECT_EQ(j["host_sent"], 0u);
+  EXPECT_EQ(j["channel_bytes"], 0u);
 }
 
 }  // namespace

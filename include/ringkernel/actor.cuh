@@ -110,18 +110,23 @@ RK_HOST_DEVICE constexpr u32 MessageId() {
 // What a worker thread knows of the receiver of its last K2K send. It
 // travels with the Ctx (copied in before a handler runs and back after it),
 // so that a handler's sends read it from registers. Actor indices are never
-// reused and a mailbox never moves, so only the receiver's status can go
-// stale, and that is read with every send.
+// reused and neither a mailbox nor a channel moves, so only the receiver's
+// status can go stale, and that is read with every send (through a channel:
+// read after the send and acted on at the next, so that no send waits for
+// it).
 struct SendCache {
-  void* box;  // the receiver's MailboxHeader
-  u64 cursor_tail;  // the mailbox tail this thread expects
+  void* box;  // the receiver's MailboxHeader, or this thread's channel to it
+  u64 cursor_tail;  // the tail this thread expects (a channel's: its own)
   u64 cursor_head;  // the last head it acquired
   u32 to;           // the receiver (kNoActorValue: none yet)
   u32 type;         // its actor type
-  u32 log2;
+  u32 log2;         // the capacity of `box`
   u32 inline_words;
   u32 slot_bytes;
   u32 max_payload;
+  u32 channel;      // how sends go: 0 the mailbox, 1 this thread's channel (`box`), 2 the
+                    // mailbox until the next send opens a channel (device/channel.h)
+  u32 status;       // a channel's receiver status, as the last send read it
 };
 
 struct CtxData {
@@ -135,6 +140,7 @@ struct CtxData {
   u32 sender;
   u32 worker;       // the worker running the handler
   u32 block;        // 1 in a block handler
+  u32 leader;       // a block handler's rank 0: the actor's owner thread
   u32 failed;       // set by ctx.fail
   u32 retry;        // set by ctx.retry_later
   u32 run;          // records staged to run after this one in the same call (rt_worker.cuh)
@@ -243,7 +249,12 @@ class Ctx {
 };
 
 #if !defined(RK_PARSE_ONLY)
-RK_DEVICE inline u32 Ctx::rank() const { return d_.block ? threadIdx.x : 0; }
+// Rank 0 is the actor's owner thread, which makes its thread handlers'
+// sends too: all of an actor's sends leave from one thread, which keeps
+// them in order per receiver (device/channel.h).
+RK_DEVICE inline u32 Ctx::rank() const {
+  return d_.block ? (threadIdx.x + blockDim.x - d_.leader) % blockDim.x : 0;
+}
 RK_DEVICE inline u32 Ctx::width() const { return d_.block ? blockDim.x : 1; }
 #endif
 

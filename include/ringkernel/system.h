@@ -62,6 +62,14 @@ struct SystemOptions {
   // Device memory reserved before the launch for mailboxes and actor state;
   // a Spawn that needs more allocates another chunk while the kernel runs.
   uint64_t arena_bytes = 16ull << 20;
+  // Device memory for K2K channels: the first time a worker thread sends to
+  // an actor, it opens a channel of its own to it (up to 4 per actor, for
+  // the first 32 actors of each worker, each as large as the actor's
+  // mailbox), and its later sends there need no reservation. Allocated and
+  // zeroed before the launch; once it is spent, new pairs go through the
+  // receiver's mailbox (the same semantics, a slower send). 0: every K2K
+  // send goes through the mailbox.
+  uint64_t channel_arena_bytes = 256ull << 20;
   // Records of the program's largest message that each worker's ring from
   // the host holds, and records of each worker's ring back (powers of two;
   // fewer where a ring would take over 1 MiB of mapped memory, at least 8 —
@@ -166,6 +174,7 @@ struct SystemStats {
   uint64_t ingress_dead = 0;       // host messages the workers dead-lettered instead
   uint64_t outbound_full = 0;      // actors' sends to rk::host() refused with kFull (ring full)
   uint64_t host_holes = 0;         // host records the workers passed over while not whole for 100 us (a writer stopped mid-record)
+  uint64_t channel_bytes = 0;      // bytes of SystemOptions::channel_arena_bytes that K2K channels took
   uint64_t received_by_host = 0;   // records the host took from the GPU→host ring
   uint64_t dead_letters_dropped = 0;  // dead letters past SystemOptions::dead_letter_capacity
   uint64_t failures_dropped = 0;      // failures past SystemOptions::failure_capacity

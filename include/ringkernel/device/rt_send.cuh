@@ -4,11 +4,14 @@
 // rk::Ctx. Part of the device runtime (runtime.cuh).
 //
 // The K2K path, for a receiver this worker thread sent to last time (its
-// SendCache hit): one compare-and-swap on the receiver's mailbox tail,
-// issued together with a load of its status, then the record's LL words as
-// posted stores — no release fence, no load before the reservation. A new
-// receiver costs one more trip (its record) and, the first time, a failed
-// compare-and-swap that teaches the cursor the tail. The Ctx, its send cache
+// SendCache hit): through this thread's channel to it (channel.h), the
+// record's LL words and the tail as posted stores — no reservation, no
+// fence, no load before them; through the receiver's mailbox (a pair that
+// has no channel), one compare-and-swap on its tail, issued together with a
+// load of its status, then the record's LL words. A new receiver costs one
+// more trip (its record and its channel table, read together), and the
+// first time a channel is opened for the pair or, through the mailbox, a
+// failed compare-and-swap that teaches the cursor the tail. The Ctx, its send cache
 // and a small message stay in registers throughout: the handler runs in a
 // function of its own whose Ctx never has its address taken
 // (RunThreadHandler, rt_worker.cuh), and nothing out of line takes a Ctx.
@@ -34,9 +37,98 @@ __device__ __forceinline__ u32 LaneMaskLt() {
 // Forgets the cached receiver.
 __device__ __forceinline__ void ForgetReceiver(SendCache& c) { c.to = kNoActorValue; }
 
+// SendCache::channel.
+constexpr u32 kViaMailbox = 0;
+constexpr u32 kViaChannel = 1;
+constexpr u32 kViaMailboxMayOpen = 2;  // the mailbox now; the next send tries to open a channel
+
+// How this thread's sends to actor `to` go (channel.h): its channel's box,
+// or 0 for the mailbox — kViaMailboxMayOpen in `*via` when the receiver may
+// still give it a channel. Out of line and by value: only when a thread's
+// sends change receiver.
+__device__ __noinline__ u64 ChannelTo(const SystemParams* sys, u32 to, u32 key, u32* via) {
+  const ChannelTable* t = &sys->channel_tables[to];
+  const u64 box = ChannelFind(t, key);
+  if (box > kChannelNone) {
+    *via = kViaChannel;
+    return box;
+  }
+  *via = box == 0 && ChannelMayOpen(t) ? kViaMailboxMayOpen : kViaMailbox;
+  return 0;
+}
+
+// The send that reserved mailbox position `pos` of actor `to` opens this
+// thread's channel to it: claims an entry, writes the kMailChannel record
+// at `pos` and publishes the entry. Returns the channel's box, or 0 when no
+// channel was had (the message then goes to `pos`). Out of line and by
+// value: once per pair.
+__device__ __noinline__ u64 OpenChannelAt(const SystemParams* sys, u32 to, u32 key, MailboxHeader* mailbox,
+                                          u64 pos, u32 log2, u32 inline_words, u32 slot_bytes, u32 self,
+                                          u64 hlc) {
+  ChannelTable* t = &sys->channel_tables[to];
+  const MailboxShape shape{inline_words, slot_bytes - 8 * (kMailHeaderWords + inline_words), slot_bytes};
+  const ChannelClaimResult claim = ChannelClaim(t, sys->channel_arena, sys->channel_arena_bytes,
+                                                &sys->shared->channel_arena_used.value, log2, shape);
+  if (claim.index >= kChannelsPerActor) return 0;
+  if (claim.box > kChannelNone) {
+    MailHeader h;
+    h.type = 0;
+    h.size = 0;
+    h.sender = self;
+    h.flags = kMailVoid | kMailChannel;
+    h.correlation = claim.index;
+    h.hlc = hlc;
+    MailboxWrite(MailboxSlotAt(mailbox, log2, slot_bytes, pos), inline_words, LlFlag(pos, log2), h, nullptr);
+  }
+  ChannelPublish(t, claim.index, key, claim.box);
+  return claim.box > kChannelNone ? claim.box : 0;
+}
+
+// A lane's reservation of a position in a mailbox, and its cursor after it.
+struct MailboxReservation {
+  u64 pos;
+  u64 cursor_tail, cursor_head;
+  u32 ok;  // 0: the mailbox was full
+};
+
+// Reserves a position for this lane in `box`: the lanes sending to the same
+// mailbox right now reserve their slots with one compare-and-swap (a lane
+// sending alone skips the match). Out of line and by value: the path of
+// pairs that have no channel.
+__device__ __noinline__ MailboxReservation ReserveInMailbox(MailboxHeader* box, u32 log2, u64 cursor_tail,
+                                                            u64 cursor_head) {
+  const u32 active = __activemask();
+  const u32 lane = LaneId();
+  u32 peers = 1u << lane;
+  if (active != peers) peers = __match_any_sync(active, reinterpret_cast<u64>(box));
+  const u32 leader = __ffs(peers) - 1;
+  const u32 rank = __popc(peers & LaneMaskLt());
+  const u32 n = __popc(peers);
+  u64 first = 0;
+  u32 got = 0;
+  MailboxCursor cursor{cursor_tail, cursor_head};
+  if (lane == leader) got = MailboxReserve(box, u64{1} << log2, n, &cursor, &first);
+  if (n > 1) {
+    got = __shfl_sync(peers, got, leader);
+    first = __shfl_sync(peers, first, leader);
+    // Other lanes' cursors no longer know the tail; their next reservation
+    // learns it from a failed compare-and-swap.
+  }
+  return MailboxReservation{first + rank, cursor.tail, cursor.head, rank < got ? 1u : 0u};
+}
+
+// The position a send names in the timeline (and the receiver's begin with
+// it): a mailbox position, or a channel's mixed with its address so that
+// the channels of one receiver do not share positions.
+__device__ __forceinline__ u32 TraceFlowPosition(const void* box, u32 channel, u64 pos) {
+  return channel ? static_cast<u32>(pos) + static_cast<u32>(reinterpret_cast<u64>(box) >> 7) * 2654435761u
+                 : static_cast<u32>(pos);
+}
+
 // Sends a payload of kSize bytes (alignment kAlign) to actor `to`. Inlined
 // into every send site, with the Ctx in registers: a message built in the
-// handler goes from registers to the mailbox's LL words.
+// handler goes from registers to the LL words of the receiver's mailbox or
+// of this thread's channel to it.
 // `sender`: who the receiver sees as the sender (d.self; the current
 // message's sender for ctx.forward).
 template <u32 kSize, u32 kAlign>
@@ -65,6 +157,21 @@ __device__ __forceinline__ SendStatus SendToActor(CtxData& d, u32 to, u32 type, 
     c.max_payload = MailboxMaxPayload(t.shape, t.slot_bytes);
     c.cursor_tail = 0;
     c.cursor_head = 0;
+    c.channel = kViaMailbox;
+    c.status = t.status;
+    if (sys->channel_tables != nullptr) {
+      u32 via = kViaMailbox;
+      const u64 channel =
+          ChannelTo(sys, to, ChannelSenderKey(d.worker, sys->threads_per_block, threadIdx.x), &via);
+      c.channel = via;
+      if (channel != 0) {
+        MailboxHeader* ch = reinterpret_cast<MailboxHeader*>(channel);
+        c.box = ch;
+        // Its own last tail, and the receiver's head.
+        c.cursor_tail = LoadRelaxedGpu(&ch->tail.value);
+        c.cursor_head = LoadAcquireGpu(&ch->head.value);
+      }
+    }
   }
   if (HandlerKindOf(c.type, type) == 0) {
     ++d.send_other;
@@ -75,38 +182,6 @@ __device__ __forceinline__ SendStatus SendToActor(CtxData& d, u32 to, u32 type, 
     return SendStatus::kTooLarge;
   }
   MailboxHeader* box = static_cast<MailboxHeader*>(c.box);
-  // For a known receiver its status goes out with the reservation.
-  const u32 status = known ? LoadRelaxedGpu32(&target->status) : static_cast<u32>(ActorState::kRunning);
-  // Warp-aggregated reservation: the lanes sending to this mailbox right now
-  // reserve their slots with one compare-and-swap (a lane sending alone
-  // skips the match).
-  const u32 active = __activemask();
-  const u32 lane = LaneId();
-  u32 peers = 1u << lane;
-  if (active != peers) peers = __match_any_sync(active, reinterpret_cast<u64>(box));
-  const u32 leader = __ffs(peers) - 1;
-  const u32 rank = __popc(peers & LaneMaskLt());
-  const u32 n = __popc(peers);
-  u64 first = 0;
-  u32 got = 0;
-  if (lane == leader) {
-    MailboxCursor cursor{c.cursor_tail, c.cursor_head};
-    got = MailboxReserve(box, u64{1} << c.log2, n, &cursor, &first);
-    c.cursor_tail = cursor.tail;
-    c.cursor_head = cursor.head;
-  }
-  if (n > 1) {
-    got = __shfl_sync(peers, got, leader);
-    first = __shfl_sync(peers, first, leader);
-    // Other lanes' cursors no longer know the tail; their next reservation
-    // learns it from a failed compare-and-swap.
-  }
-  if (rank >= got) {
-    ++d.send_full;
-    return SendStatus::kFull;
-  }
-  const u64 pos = first + rank;
-  u64* slot = MailboxSlotAt(box, c.log2, c.slot_bytes, pos);
   MailHeader h;
   h.type = type;
   h.size = kSize;
@@ -114,20 +189,69 @@ __device__ __forceinline__ SendStatus SendToActor(CtxData& d, u32 to, u32 type, 
   h.flags = 0;
   h.correlation = correlation;
   h.hlc = d.hlc;
-  if (status != static_cast<u32>(ActorState::kRunning)) {
-    // The receiver failed or left after we cached it: the position is ours,
-    // so fill it with a record its owner skips.
-    h.flags = kMailVoid;
-    h.size = 0;
-    MailboxWrite(slot, c.inline_words, LlFlag(pos, c.log2), h, nullptr);
-    ForgetReceiver(c);
-    ++d.send_no_actor;
-    return SendStatus::kNoActor;
+  u64 pos;
+  if (c.channel == kViaChannel) {
+    // This thread's channel: no reservation. The receiver's status as the
+    // last send read it (one that failed since gets this message as a dead
+    // letter: its owner reports what reaches it).
+    if (c.status != static_cast<u32>(ActorState::kRunning)) {
+      ForgetReceiver(c);
+      ++d.send_no_actor;
+      return SendStatus::kNoActor;
+    }
+    pos = c.cursor_tail;
+    if (!ChannelHasRoom(box, u64{1} << c.log2, pos, &c.cursor_head)) {
+      ++d.send_full;
+      return SendStatus::kFull;
+    }
+  } else {
+    // For a known receiver its status goes out with the reservation.
+    const u32 status = known ? LoadRelaxedGpu32(&target->status) : static_cast<u32>(ActorState::kRunning);
+    const MailboxReservation r = ReserveInMailbox(box, c.log2, c.cursor_tail, c.cursor_head);
+    c.cursor_tail = r.cursor_tail;
+    c.cursor_head = r.cursor_head;
+    if (!r.ok) {
+      ++d.send_full;
+      return SendStatus::kFull;
+    }
+    pos = r.pos;
+    if (status != static_cast<u32>(ActorState::kRunning)) {
+      // The receiver failed or left after we cached it: the position is
+      // ours, so fill it with a record its owner skips.
+      h.flags = kMailVoid;
+      h.size = 0;
+      MailboxWrite(MailboxSlotAt(box, c.log2, c.slot_bytes, pos), c.inline_words, LlFlag(pos, c.log2), h, nullptr);
+      ForgetReceiver(c);
+      ++d.send_no_actor;
+      return SendStatus::kNoActor;
+    }
+    if (c.channel == kViaMailboxMayOpen) {
+      // The pair's first send through the mailbox may open its channel.
+      c.channel = kViaMailbox;
+      const u64 channel =
+          OpenChannelAt(sys, to, ChannelSenderKey(d.worker, sys->threads_per_block, threadIdx.x), box, pos, c.log2,
+                        c.inline_words, c.slot_bytes, d.self, d.hlc);
+      if (channel != 0) {
+        box = reinterpret_cast<MailboxHeader*>(channel);
+        c.box = box;
+        c.channel = kViaChannel;
+        c.cursor_tail = 0;
+        c.cursor_head = 0;
+        pos = 0;
+      }
+    }
   }
-  MailboxWriteTyped<kSize, kAlign>(slot, c.inline_words, LlFlag(pos, c.log2), h, payload);
+  MailboxWriteTyped<kSize, kAlign>(MailboxSlotAt(box, c.log2, c.slot_bytes, pos), c.inline_words,
+                                   LlFlag(pos, c.log2), h, payload);
+  if (c.channel == kViaChannel) {
+    c.cursor_tail = pos + 1;
+    ChannelPublishTail(box, pos + 1);
+    // For the next send (a load nothing here waits for).
+    c.status = LoadRelaxedGpu32(&target->status);
+  }
   ++d.sent;
-  RK_TRACE_SEND(sys, &static_cast<OutboundCursor*>(d.outbound)->trace, type, d.self, to, static_cast<u32>(pos),
-                d.block == 0);
+  RK_TRACE_SEND(sys, &static_cast<OutboundCursor*>(d.outbound)->trace, type, d.self, to,
+                TraceFlowPosition(box, c.channel == kViaChannel, pos), d.block == 0);
   return SendStatus::kOk;
 }
 

@@ -86,6 +86,13 @@ __device__ __noinline__ void ApplySpawn(const SystemParams* sys, const SpawnReco
     slot->start = 0;
     slot->direct = 0;
     slot->lane = r.lane;
+    // Channels to it (channel.h) where its owner will hold it in registers
+    // and has a row for them: the first positions of its worker's list.
+    // Fixed now, before anyone can send to it.
+    if (sys->channel_tables != nullptr) {
+      sys->channel_tables[r.actor].open =
+          sys->channel_arena != nullptr && r.lane < kChannelReceivers && r.lane < sys->threads_per_block - 32;
+    }
     StoreReleaseGpu32(&slot->status, static_cast<u32>(ActorState::kRunning));
     sys->worker_lists[static_cast<u64>(r.worker) * sys->max_actors_per_worker + r.lane] = r.actor;
     StoreReleaseGpu32(&sys->worker_counts[r.worker], r.lane + 1);
@@ -184,13 +191,23 @@ __device__ __noinline__ void FlushCounters(const SystemParams* sys) {
     const u32 status = LoadAcquireGpu32(&s->status);
     if (status == static_cast<u32>(ActorState::kFree)) continue;
     MailboxHeader* box = reinterpret_cast<MailboxHeader*>(s->mailbox);
-    const u64 tail = LoadAcquireGpu(&box->tail.value);
-    const u64 head = LoadAcquireGpu(&box->head.value);
+    // Received: what came through its channels too, less the mailbox's
+    // kMailChannel records (notices, not messages). An entry is published
+    // after its record's position was reserved, so with the entries read
+    // first (acquire) the tail read after them counts every notice they
+    // count.
+    const u64 notices = sys->channel_tables != nullptr ? ChannelsOpened(&sys->channel_tables[a]) : 0;
+    u64 tail = LoadAcquireGpu(&box->tail.value);
+    u64 head = LoadAcquireGpu(&box->head.value);
+    if (sys->channel_tables != nullptr) {
+      head += ChannelHeadsSum(&sys->channel_tables[a]);
+      tail += ChannelTailsSum(&sys->channel_tables[a]);
+    }
     ActorControl* c = &sys->actor_control[a];
     const u64 handled = LoadRelaxedGpu(&s->handled);
     const u64 dead = LoadRelaxedGpu(&s->dead_lettered);
     StoreRelaxedSysPair(&c->status, static_cast<u64>(status) | static_cast<u64>(s->fail_code) << 32,
-                        tail - s->start + LoadRelaxedGpu(&s->direct));
+                        tail - s->start - notices + LoadRelaxedGpu(&s->direct));
     StoreRelaxedSysPair(&c->handled, handled, dead);
     StoreRelaxedSysPair(&c->sent, LoadRelaxedGpu(&s->sent), LoadRelaxedGpu(&s->send_full));
     StoreRelaxedSysPair(&c->send_no_actor, LoadRelaxedGpu(&s->send_no_actor), LoadRelaxedGpu(&s->send_other));
@@ -210,6 +227,7 @@ __device__ __noinline__ void FlushCounters(const SystemParams* sys) {
     StoreRelaxedSys(&c->ingress_dead.value, LoadRelaxedGpu(&sys->shared->ingress_dead.value));
     StoreRelaxedSys(&c->outbound_full.value, LoadRelaxedGpu(&sys->shared->outbound_full.value));
     StoreRelaxedSys(&c->host_holes.value, LoadRelaxedGpu(&sys->shared->host_holes.value));
+    StoreRelaxedSys(&c->channel_bytes.value, LoadRelaxedGpu(&sys->shared->channel_arena_used.value));
     StoreRelaxedSys(&c->last_flush_ns.value, GlobalTimerNs());
     // Release: a host that sees the new epoch sees everything above.
     const u64 epoch = LoadRelaxedSys(&c->flush_epoch.value);
@@ -258,6 +276,7 @@ __device__ __noinline__ bool Quiescent(const SystemParams* sys) {
     if (LoadAcquireGpu32(&s->status) == static_cast<u32>(ActorState::kFree)) continue;
     done += LoadAcquireGpu(&reinterpret_cast<MailboxHeader*>(s->mailbox)->head.value);
     done += LoadRelaxedGpu(&s->direct);
+    if (sys->channel_tables != nullptr) done += ChannelHeadsSum(&sys->channel_tables[a]);
   }
   FenceGpu();
   __syncwarp();
@@ -265,6 +284,7 @@ __device__ __noinline__ bool Quiescent(const SystemParams* sys) {
     ActorSlot* s = &sys->actors[a];
     if (LoadAcquireGpu32(&s->status) == static_cast<u32>(ActorState::kFree)) continue;
     published += LoadAcquireGpu(&reinterpret_cast<MailboxHeader*>(s->mailbox)->tail.value);
+    if (sys->channel_tables != nullptr) published += ChannelTailsSum(&sys->channel_tables[a]);
   }
   for (u32 w = lane; w < sys->num_workers; w += 32) published += LoadRelaxedGpu(&sys->worker_stats[w].handed);
   for (u32 off = 16; off > 0; off /= 2) {
@@ -286,8 +306,12 @@ __device__ __noinline__ void TraceDepths(const SystemParams* sys, TraceCursor* c
     ActorSlot* s = &sys->actors[a];
     if (LoadAcquireGpu32(&s->status) == static_cast<u32>(ActorState::kFree)) continue;
     MailboxHeader* box = reinterpret_cast<MailboxHeader*>(s->mailbox);
-    const u64 tail = LoadRelaxedGpu(&box->tail.value);
-    const u64 head = LoadRelaxedGpu(&box->head.value);
+    u64 tail = LoadRelaxedGpu(&box->tail.value);
+    u64 head = LoadRelaxedGpu(&box->head.value);
+    if (sys->channel_tables != nullptr) {
+      head += ChannelHeadsSum(&sys->channel_tables[a]);
+      tail += ChannelTailsSum(&sys->channel_tables[a]);
+    }
     const u32 depth = static_cast<u32>(tail - head);
     if (depth != s->reserved) {
       s->reserved = depth;

@@ -13,7 +13,10 @@
 // Paths through a worker:
 //   * K2K: the owner polls the slot at its mailbox head; the poll that sees
 //     the record has read it (LL words, mailbox.h); it runs the handler and
-//     releases the slots to producers lazily.
+//     releases the slots to producers lazily. The owner of one of the first
+//     kChannelReceivers actors also serves the channels that sending
+//     threads opened to it (channel.h), each the same way: the mailbox
+//     first, then the channels in entry order, every iteration.
 //   * Host → actor: each worker has its own ring in mapped memory, written by
 //     the host for this worker's actors only, in variable-length records
 //     (128-byte units, ll_ring.h), polled by warp 0 — while quiet with the
@@ -29,10 +32,11 @@
 //     holds: the poller hands over directly only while none of the actor's
 //     host messages wait in its mailbox, and forwards only while its
 //     hand-over ring is empty. An owner takes its hand-overs after finding
-//     its mailbox empty, or once its head has passed the mailbox tail it saw
+//     its mailbox and its channels empty (and no channel opened that it has
+//     not looked at), or once each of their heads has passed the tail it saw
 //     when it found them waiting: a host message does not overtake the K2K
-//     messages already there, and an actor that keeps its own mailbox busy
-//     still gets it.
+//     messages already there, and an actor that keeps itself busy still gets
+//     it.
 //   * Block handlers: the owner queues the actor in shared memory and raises
 //     a request; every warp checks the request each iteration and the block
 //     meets at a barrier to run them. No barrier otherwise.
@@ -68,6 +72,8 @@ struct OwnedActor {
   u32 failed;
   u32 hot;           // polls left with a wide load (a message came recently)
   u32 quiet;         // polls in a row that found the mailbox empty
+  u32 source;        // what `box` is: 0 the mailbox, k + 1 channel entry k (SwapInChannel)
+  u32 look;          // a kMailChannel record was taken: a sender opened a channel (channel.h)
   u64 head;          // next position to take
   u64 released;      // the head producers were last given
   u64 hlc;
@@ -93,6 +99,8 @@ __device__ __forceinline__ OwnedActor LoadOwned(const SystemParams* sys, u32 ind
   o.released = o.head;
   o.hot = 0;
   o.quiet = 0;
+  o.source = 0;
+  o.look = 0;
   o.hlc = o.slot->hlc;
   o.handled = o.slot->handled;
   o.dead_lettered = o.slot->dead_lettered;
@@ -217,6 +225,7 @@ __device__ __forceinline__ void FillCtx(CtxData& d, const SystemParams* sys, Act
   d.sender = sender;
   d.worker = worker;
   d.block = block;
+  d.leader = 0;
   d.failed = 0;
   d.retry = 0;
   d.run = 0;
@@ -395,9 +404,9 @@ __device__ __forceinline__ u32 TraceBeginKindType(const MailHeader& h) {
   return TraceKindType(TraceKind::kHandlerBegin, h.type, flow);
 }
 template <bool kDirect>
-__device__ __forceinline__ u32 TraceBeginFlow(const MailHeader& h, u64 head) {
+__device__ __forceinline__ u32 TraceBeginFlow(const MailHeader& h, const OwnedActor& o) {
   const bool host = kDirect || (h.flags & kMailIngress) != 0;
-  return host ? static_cast<u32>(h.correlation) : static_cast<u32>(head);
+  return host ? static_cast<u32>(h.correlation) : TraceFlowPosition(o.box, o.source != 0, o.head);
 }
 
 // kRetry: the handler called ctx.retry_later; the message stays where it is
@@ -466,12 +475,12 @@ __device__ Handled HandleOne(WorkerThread& w, OwnedActor& o, const MailRecord& r
     o.failed = 1;
   } else if (out.retry) {
     RK_TRACE_HANDLER(sys, &w.out->trace, trace_begin, end_ns, TraceBeginKindType<kThread>(r.h),
-                     TraceKindType(TraceKind::kRetry, r.h.type), o.index, r.h.sender, TraceBeginFlow<kThread>(r.h, o.head));
+                     TraceKindType(TraceKind::kRetry, r.h.type), o.index, r.h.sender, TraceBeginFlow<kThread>(r.h, o));
     return Handled::kRetry;
   }
   RK_TRACE_HANDLER(sys, &w.out->trace, trace_begin, end_ns, TraceBeginKindType<kThread>(r.h),
                    TraceKindType(TraceKind::kHandlerEnd, r.h.type), o.index, r.h.sender,
-                   TraceBeginFlow<kThread>(r.h, o.head));
+                   TraceBeginFlow<kThread>(r.h, o));
   // Last: the count into the histogram is a store nothing waits for.
   RK_HANDLER_TIME(sys, o.index, end_ns - begin_ns);
   ++o.handled;
@@ -524,6 +533,7 @@ __device__ u32 ServeMailbox(WorkerThread& w, OwnedActor& o, DirectSlot* direct, 
     RK_OC_ADD(kOcTaken, 1);
     RK_OC_ADD(kOcTake, oc1 - oc0);
     if (!(r.h.flags & kMailVoid)) MarkRunning(w, RunningEntry(o.index, r.h.type));
+    if (r.h.flags & kMailChannel) o.look = 1;
     // The records after this one may run in the same call (a stream of one
     // type, RunMore): up to the batch, and not past the next point where
     // producers get slots back (a run holds its slots until it returns).
@@ -609,6 +619,88 @@ __device__ u32 ServeMailbox(WorkerThread& w, OwnedActor& o, DirectSlot* direct, 
   if (n != 0 || *block || *retried) StoreOwned(o);
   if (!resident || *block || o.quiet == kQuietPolls) ReleaseOwned(o);
   return n;
+}
+
+// ---- K2K channels (channel.h), the receiving side. ----
+
+// What the owner of one of the first kChannelReceivers actors knows of the
+// channels senders opened to it, by entry of its ChannelTable: in shared
+// memory (a row per owner thread), since the owner loop's registers are
+// spoken for. Only that thread touches its row, except while the block runs
+// a block handler of a message taken from a channel (RunBlockMessage), which
+// reads and advances the row between barriers.
+struct ChannelRx {
+  u64 box[kChannelsPerActor];       // the channel's MailboxHeader (entries with `active` set)
+  u64 head[kChannelsPerActor];      // next position to take
+  u64 released[kChannelsPerActor];  // the head its producer was last given
+  u64 mark[kChannelsPerActor];      // its tail when a waiting hand-over was first found (see the owner loop)
+  u32 hot[kChannelsPerActor];
+  u32 quiet[kChannelsPerActor];
+  u32 seen;    // bit k: entry k was found published (a channel, or none)
+  u32 active;  // bit k: entry k is a channel
+};
+__shared__ ChannelRx rk_rx[kChannelReceivers];
+
+// Looks for entries of the actor's channel table published since the last
+// look (after a kMailChannel record). Returns false while an entry claimed
+// is not published yet (its sender writes its record first): look again.
+__device__ __noinline__ bool LookForChannels(const SystemParams* sys, u32 actor, ChannelRx* rx) {
+  const ChannelTable* t = &sys->channel_tables[actor];
+  const u32 claimed = ChannelClaimed(t);
+  bool all = true;
+  for (u32 k = 0; k < claimed; ++k) {
+    if ((rx->seen >> k) & 1) continue;
+    const u64 box = ChannelEntryBox(t, k);
+    if (box == 0) {  // its sender is preparing it
+      all = false;
+      continue;
+    }
+    rx->seen |= 1u << k;
+    if (box == kChannelNone) continue;
+    rx->box[k] = box;
+    rx->head[k] = 0;
+    rx->released[k] = 0;
+    rx->mark[k] = 0;
+    rx->hot[k] = 0;
+    rx->quiet[k] = 0;
+    rx->active |= 1u << k;
+  }
+  return all;
+}
+
+// The resident actor's channels are served as its mailbox is (ServeMailbox
+// on the same OwnedActor: one copy of that code in the owner's loop): the
+// channel's box, head and polling state take the mailbox's place, which
+// waits in `saved`; the counters, the clock and the failed flag are the
+// actor's, whichever way a message came.
+struct SourceSaved {
+  MailboxHeader* box;
+  u64 head, released;
+  u32 log2, hot, quiet;
+};
+__device__ __forceinline__ SourceSaved SwapInChannel(OwnedActor& o, const ChannelRx* rx, u32 k) {
+  const SourceSaved saved{o.box, o.head, o.released, o.log2, o.hot, o.quiet};
+  o.box = reinterpret_cast<MailboxHeader*>(rx->box[k]);
+  o.head = rx->head[k];
+  o.released = rx->released[k];
+  o.log2 = saved.log2;
+  o.hot = rx->hot[k];
+  o.quiet = rx->quiet[k];
+  o.source = k + 1;
+  return saved;
+}
+__device__ __forceinline__ void SwapOutChannel(OwnedActor& o, ChannelRx* rx, u32 k, const SourceSaved& saved) {
+  rx->head[k] = o.head;
+  rx->released[k] = o.released;
+  rx->hot[k] = o.hot;
+  rx->quiet[k] = o.quiet;
+  o.box = saved.box;
+  o.head = saved.head;
+  o.released = saved.released;
+  o.log2 = saved.log2;
+  o.hot = saved.hot;
+  o.quiet = saved.quiet;
+  o.source = 0;
 }
 
 // ---- The host → worker ring (warp 0). ----
@@ -1325,25 +1417,39 @@ constexpr u32 kRequestHalt = 2;
 
 // Runs the block handler of the message at the head of the actor at list
 // position `a` (queued by its owner). Called by every thread of the block.
-__device__ void RunBlockMessage(WorkerThread& w, u32 a, u8* smem, u64* s_hlc, unsigned long long* s_handled,
+__device__ void RunBlockMessage(WorkerThread& w, u32 queued, u8* smem, u64* s_hlc, unsigned long long* s_handled,
                                 DirectSlot* slots) {
   const SystemParams* sys = w.sys;
   const u32 tid = threadIdx.x;
   const u32* list = sys->worker_lists + static_cast<u64>(w.worker) * sys->max_actors_per_worker;
+  // The queue's entry: the list position, and where the message is (0: the
+  // mailbox, k + 1: channel entry k, whose state the owner keeps in its row
+  // of rk_rx).
+  const u32 a = queued & 0xFFFFFFu;
+  const u32 source = queued >> 24;
+  // The actor's owner thread leads (rank 0): it makes the actor's sends.
+  const u32 leader = kFirstOwner + a % OwnerCount();
   // Everyone reads the actor afresh (its owner stored and released it).
   OwnedActor o = LoadOwned(sys, list[a]);
+  if (source != 0) {
+    const ChannelRx& rx = rk_rx[a];
+    o.box = reinterpret_cast<MailboxHeader*>(rx.box[source - 1]);
+    o.head = rx.head[source - 1];
+    o.released = o.head;
+        o.source = source;
+  }
   u64* slot = MailboxSlotAt(o.box, o.log2, o.slot_bytes, o.head);
   const u32 flag = LlFlag(o.head, o.log2);
   MailRecord r;
   // The owner saw it complete; everyone reads the same words.
   while (!MailboxTryTake(slot, o.inline_words, flag, true, &r, w.buf)) {
   }
-  u64 begin_ns = 0;  // thread 0's
-  if (tid == 0) {
+  u64 begin_ns = 0;  // the leader's
+  if (tid == leader) {
     MarkRunning(w, RunningEntry(o.index, r.h.type));
     if (!o.failed) {
       RK_TRACE_EVENT(sys, &w.out->trace, TraceBeginKindType<false>(r.h), o.index, r.h.sender,
-                     TraceBeginFlow<false>(r.h, o.head));
+                     TraceBeginFlow<false>(r.h, o));
     }
     // One stamp for the whole block, so ctx.now() agrees on every rank.
     begin_ns = GlobalTimerNs();
@@ -1352,11 +1458,12 @@ __device__ void RunBlockMessage(WorkerThread& w, u32 a, u8* smem, u64* s_hlc, un
   BlockBarrier();
   Ctx ctx;
   InitCtx(ctx, w, o, r.h, *s_hlc, smem, 1);
+  ctx.d_.leader = leader;
   if (!o.failed) DispatchBlock(o.type, o.state, r.h.type, r.payload, ctx);
   *w.sends = ctx.d_.cache;
   BlockBarrier();
-  if (tid == 0) {
-    // Thread 0 (the leader) is the one that sends and fails.
+  if (tid == leader) {
+    // The leader is the one that sends and fails.
     if (o.failed) {
       DeadLetterWaiting(sys, WorkerOutRing(sys, w.worker, w.out), DeadLetterReason::kActorFailed, o.index, r.h,
                         r.payload);
@@ -1380,6 +1487,10 @@ __device__ void RunBlockMessage(WorkerThread& w, u32 a, u8* smem, u64* s_hlc, un
     StoreOwned(o);
     ++*s_handled;
     MailboxRelease(o.box, o.head);
+    if (source != 0) {
+      rk_rx[a].head[source - 1] = o.head;
+      rk_rx[a].released[source - 1] = o.head;
+    }
     MarkRunning(w, 0);
   }
   BlockBarrier();
@@ -1480,6 +1591,9 @@ __device__ __forceinline__ void WorkerRoleLoop(const SystemParams* sys, u32 work
   const u32* list = sys->worker_lists + static_cast<u64>(worker) * sys->max_actors_per_worker;
   WorkerStats* stats = &sys->worker_stats[worker];
   DirectSlot* my_direct = !kPoller && first < kDirectSlots ? &sh.direct[first] : nullptr;
+  // The channels of its resident actor (opened at spawn for exactly these
+  // positions, ApplySpawn).
+  ChannelRx* my_rx = !kPoller && first < kChannelReceivers && sys->channel_tables != nullptr ? &rk_rx[first] : nullptr;
   HostRing ring{};
   if (kPoller) {
     ring.hdr = WorkerRing(sys->worker_in, sys->worker_ring_bytes, worker);
@@ -1558,7 +1672,47 @@ __device__ __forceinline__ void WorkerRoleLoop(const SystemParams* sys, u32 work
         return !block && !retried && n < sys->batch_max;
       };
       if (have_mine) {
-        const bool drained = serve(mine, first, my_direct, true);
+        // Its sources: bit 0 the mailbox, bit k + 1 channel entry k. While
+        // a channel is hot and the mailbox is not, the mailbox is polled
+        // every 4th iteration only: a poll of an empty queue is a trip to L2
+        // that the channel's next message would wait behind. (Hand-overs
+        // wait for an iteration that polled it.)
+        u32 sources = 1;
+        bool drained = true;
+        if (my_rx != nullptr && my_rx->active != 0) {
+          u32 hot = 0;
+          for (u32 active = my_rx->active; active != 0; active &= active - 1) hot |= my_rx->hot[__ffs(active) - 1];
+          sources = my_rx->active << 1;
+          if (hot == 0 || mine.hot != 0 || (iterations & 3) == 0) {
+            sources |= 1;
+          } else {
+            drained = false;
+          }
+        }
+        while (sources != 0) {
+          const u32 src = __ffs(sources) - 1;
+          sources &= sources - 1;
+          SourceSaved saved{};
+          if (src != 0) saved = SwapInChannel(mine, my_rx, src - 1);
+          // A block handler's queue entry names the source (RunBlockMessage).
+          drained = serve(mine, first | src << 24, my_direct, true) && drained;
+          if (src != 0) {
+            SwapOutChannel(mine, my_rx, src - 1, saved);
+            // The block reloads the actor, mailbox head included.
+            if (want_block) ReleaseOwned(mine);
+          }
+          if (want_block) break;
+        }
+        if (mine.look != 0) {
+          // A sender opened a channel (its record came through the
+          // mailbox): served from the next iteration on, and hand-overs
+          // wait for what it holds.
+          mine.look = my_rx != nullptr && !LookForChannels(sys, mine.index, my_rx);
+          drained = false;
+        }
+        // Hand-overs: a host message is handled after the K2K messages that
+        // were in the mailbox and the channels when it came (see the top of
+        // this file).
         if (my_direct != nullptr) {
           if (drained) {
             RK_OC_ONLY(const long long oc_d = clock64();)
@@ -1567,16 +1721,31 @@ __device__ __forceinline__ void WorkerRoleLoop(const SystemParams* sys, u32 work
             did |= nd;
             direct_mark_set = false;
           } else if (SlotGet(&my_direct->tail) != SlotGet(&my_direct->head)) {
-            // A hand-over waits while the mailbox stays busy (an actor that
-            // sends itself messages may never leave it empty): it is taken
-            // once the head passes the tail seen when it was first found,
-            // i.e. after the messages queued before it.
+            // A hand-over waits while the actor stays busy (one that sends
+            // itself messages may never leave its mailbox empty): it is
+            // taken once each head has passed the tail seen when it was
+            // first found, i.e. after the messages queued before it.
             if (!direct_mark_set) {
               direct_mark = LoadRelaxedGpu(&mine.box->tail.value);
+              if (my_rx != nullptr) {
+                for (u32 active = my_rx->active; active != 0; active &= active - 1) {
+                  const u32 k = __ffs(active) - 1;
+                  my_rx->mark[k] = LoadRelaxedGpu(&reinterpret_cast<MailboxHeader*>(my_rx->box[k])->tail.value);
+                }
+              }
               direct_mark_set = true;
-            } else if (static_cast<i64>(mine.head - direct_mark) >= 0) {
-              did |= ServeDirect(w, mine, my_direct);
-              direct_mark_set = false;
+            } else {
+              bool passed = static_cast<i64>(mine.head - direct_mark) >= 0;
+              if (my_rx != nullptr) {
+                for (u32 active = my_rx->active; active != 0; active &= active - 1) {
+                  const u32 k = __ffs(active) - 1;
+                  passed = passed && static_cast<i64>(my_rx->head[k] - my_rx->mark[k]) >= 0;
+                }
+              }
+              if (passed) {
+                did |= ServeDirect(w, mine, my_direct);
+                direct_mark_set = false;
+              }
             }
           }
           if (mine.failed) SlotSet(&my_direct->failed, 1);
@@ -1605,7 +1774,7 @@ __device__ __forceinline__ void WorkerRoleLoop(const SystemParams* sys, u32 work
       for (u32 i = 0; i < n_pending; ++i) {
         const u32 a = sh.pending[i];
         RunBlockMessage(w, a, sh.smem, sh.hlc, sh.handled, sh.direct);
-        if (!kPoller && a == first) mine = LoadOwned(sys, list[a]);
+        if (!kPoller && (a & 0xFFFFFFu) == first) mine = LoadOwned(sys, list[first]);
       }
       if (n_pending != 0) did = 1;
       BlockBarrier();
@@ -1638,6 +1807,14 @@ __device__ __forceinline__ void WorkerRoleLoop(const SystemParams* sys, u32 work
   if (!kPoller && have_mine) {
     StoreOwned(mine);
     ReleaseOwned(mine);
+    if (my_rx != nullptr) {
+      for (u32 active = my_rx->active; active != 0; active &= active - 1) {
+        const u32 k = __ffs(active) - 1;
+        if (my_rx->released[k] != my_rx->head[k]) {
+          MailboxRelease(reinterpret_cast<MailboxHeader*>(my_rx->box[k]), my_rx->head[k]);
+        }
+      }
+    }
     RK_OC_ONLY(OwnerCyclesFlush(mine.index);)
   }
   MarkRunning(w, 0);
@@ -1680,6 +1857,11 @@ __device__ void WorkerLoop(const SystemParams* sys, u32 worker, u8* smem) {
   }
   RK_TRACE_ONLY(TraceStageInit();)
   RK_OC_ONLY(OwnerCyclesClear();)
+  static_assert(kChannelReceivers <= kDirectSlots, "one loop initialises both");
+  if (tid < kChannelReceivers) {
+    rk_rx[tid].seen = 0;
+    rk_rx[tid].active = 0;
+  }
   if (tid < kDirectSlots) {
     SlotSet(&s_direct[tid].head, 0);
     SlotSet(&s_direct[tid].tail, 0);

@@ -8,6 +8,8 @@
 //   * `ActorSlot`    — one per actor: its mailbox, state, type, owner and the
 //                      counters its owner keeps;
 //   * `DeviceShared` — run flags and system-wide counters;
+//   * `ChannelTable` — one per actor: the single-producer channels senders
+//                      opened to it (channel.h), carved from the channel arena;
 //   * the worker lists and the routing table.
 // Mapped pinned host memory (the host reads it at any time, without stopping
 // the kernel):
@@ -25,6 +27,7 @@
 #define RINGKERNEL_DEVICE_SYSTEM_LAYOUT_H_
 
 #include "ringkernel/device/atomics.h"
+#include "ringkernel/device/channel.h"
 #include "ringkernel/device/config.h"
 #include "ringkernel/device/handler_times.h"
 #include "ringkernel/device/ll_ring.h"
@@ -36,7 +39,7 @@ namespace rk {
 
 // The version of everything in this file and of the kernel's entry point.
 // Packages record it; the runtime refuses images built for another.
-inline constexpr u32 kAbiVersion = 6;
+inline constexpr u32 kAbiVersion = 7;
 
 // The kernel's entry point, as codegen emits it.
 #define RK_KERNEL_ENTRY_NAME "rk_system_kernel"
@@ -104,6 +107,7 @@ struct alignas(kLineBytes) DeviceShared {
   PaddedIndex reports_lost;     // dead letters and failures given up at the halt (ring back full)
   PaddedIndex trace_on;         // 1 while the host has tracing on (kTrace; RK_TRACE builds only)
   PaddedIndex host_holes;       // host records passed over while not whole (holes opened)
+  PaddedIndex channel_arena_used;  // bytes of the channel arena given out (channel.h)
 };
 
 // Device-memory statistics of one worker block, kept by its thread 0.
@@ -131,6 +135,7 @@ struct alignas(kLineBytes) SystemControl {
   PaddedIndex last_flush_ns;    // %globaltimer at the last flush (GPU)
   PaddedIndex trace_clock;      // %globaltimer when the last kTrace was applied (GPU)
   PaddedIndex host_holes;       // host records passed over while not whole: holes opened (GPU, flushed)
+  PaddedIndex channel_bytes;    // bytes of the channel arena given out (GPU, flushed; may pass its size)
 };
 
 // Mapped: one actor as the host sees it.
@@ -233,9 +238,15 @@ struct SystemParams {
   // memory by the monitor. Null unless the program records a timeline.
   u32* handler_times;
   u32* handler_times_out;
+  // K2K channels (channel.h): a table per actor, and the zeroed device
+  // memory they are carved from (null and 0: no channels, every send goes
+  // through the mailbox).
+  ChannelTable* channel_tables;
+  u8* channel_arena;
+  u64 channel_arena_bytes;
 };
 // The host writes this struct and the kernel reads it: one layout for both.
-static_assert(sizeof(SystemParams) == 232, "SystemParams layout");
+static_assert(sizeof(SystemParams) == 256, "SystemParams layout");
 static_assert(alignof(SystemParams) == 8, "SystemParams alignment");
 RK_ASSERT_OFFSET(SystemParams, running, 88);
 RK_ASSERT_OFFSET(SystemParams, worker_ring_bytes, 112);

@@ -387,6 +387,48 @@ struct RK_ACTOR Scatterer {
   }
 };
 
+// ---- An actor whose thread handler and block handler both send to one
+// receiver, alternately (each step sends the next Seq, then asks itself for
+// the next step by the other kind of handler): its sends stay in order
+// whichever kind sent them. ----
+struct AltStart { rk::ActorId to; int producer; int count; };
+struct AltByThread { int unused; };
+struct AltByBlock { int unused; };
+struct RK_ACTOR Alternator {
+  rk::ActorId to;
+  int producer;
+  int count;
+  int next;
+  int full;
+  __device__ void Step(rk::Ctx& ctx) {
+    if (next > count) {
+      ctx.send(rk::host(), Produced{producer, count, full, 0});
+      return;
+    }
+    if (ctx.send(to, Seq{producer, next}) == rk::SendStatus::kOk) {
+      ++next;
+    } else {
+      ++full;
+    }
+    if (next % 2 == 0) {
+      ctx.send(ctx.self(), AltByBlock{0});
+    } else {
+      ctx.send(ctx.self(), AltByThread{0});
+    }
+  }
+  RK_HANDLER void on(const AltStart& s, rk::Ctx& ctx) {
+    to = s.to;
+    producer = s.producer;
+    count = s.count;
+    next = 1;
+    Step(ctx);
+  }
+  RK_HANDLER void on(const AltByThread& m, rk::Ctx& ctx) { Step(ctx); }
+  RK_BLOCK_HANDLER void on(const AltByBlock& m, rk::Ctx& ctx) {
+    if (ctx.leader()) Step(ctx);
+  }
+};
+
 // ---- Large payloads between actors, in MixChecker's numbering: from the
 // sender's state (device memory, which the tensor memory accelerator copies
 // on sm_90, bulk_copy.h) and from its stack (which it cannot: copied by the
