@@ -49,6 +49,7 @@ SystemOptions BaseSystemOptions(const Options& o) {
   so.workers = static_cast<uint32_t>(o.workers);
   so.threads_per_block = static_cast<uint32_t>(o.threads_per_block);
   so.idle_backoff = absl::Nanoseconds(o.idle_backoff_ns);
+  if (o.channel_arena_mib >= 0) so.channel_arena_bytes = uint64_t{static_cast<uint32_t>(o.channel_arena_mib)} << 20;
   return so;
 }
 

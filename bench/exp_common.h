@@ -53,6 +53,9 @@ struct Options {
   bool skip_baselines = false;
   int jit_cold = 5;
   int idle_backoff_ns = 256;
+  // SystemOptions::channel_arena_bytes in MiB (-1: the default; 0: no K2K
+  // channels, every send through the mailbox).
+  int channel_arena_mib = -1;
   // exp2: messages per burst.
   int exp2_messages = 20000;
   // exp3: messages per actor (weak), messages in all (strong), LCG steps per

@@ -441,6 +441,8 @@ int Usage(const std::string& problem) {
                "                               device code, for A/B comparisons\n"
                "  --trace-define NAME[=VAL]    trace_cost: one more define for its traced build\n"
                "  --idle-backoff-ns N --skip-baselines --jit-cold N --version\n"
+               "  --channel-arena-mib N        device memory for K2K channels (default 256; 0: none, every\n"
+               "                               K2K send through the receiver's mailbox)\n"
                "  --workers N --threads-per-block N   worker blocks (0: all that fit) and their threads\n"
                "                               (128) in each system the experiments start\n"
                "  --pc-sampling FILE --pc-sampling-period N   CUPTI PC samples of every kernel, every\n"
@@ -485,6 +487,7 @@ int Main(int argc, char** argv) {
       {"--threads-per-block", &o.threads_per_block},
       {"--track-running", &o.track_running},
       {"--idle-backoff-ns", &o.idle_backoff_ns},
+      {"--channel-arena-mib", &o.channel_arena_mib},
       {"--jit-cold", &o.jit_cold},
       {"--exp2-messages", &o.exp2_messages},
       {"--exp3-weak-messages", &o.exp3_weak_messages},
