@@ -19,8 +19,10 @@
 // receiver) and carries bytes derived from both (inline, and in the plain
 // area for the larger shape), so the consumers prove that nothing was lost,
 // duplicated, reordered per pair or torn, and the producers that a pair's
-// way (channel or mailbox) never changes. The counts the drain and the
-// monitor read (ChannelHeadsSum, ChannelTailsSum) are checked at the end.
+// way (channel or mailbox) never changes. A monitor thread reads the
+// counts as the monitor warp and the drain do (ChannelCountsOf, ChannelSum)
+// while the others run, and checks what must hold of every snapshot; the
+// counts are checked against the totals at the end.
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
@@ -31,15 +33,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wtsan"
-#endif
-#include "ringkernel/device/channel.h"
-#include "ringkernel/device/mailbox.h"
-#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12
-#pragma GCC diagnostic pop
-#endif
+#include "tests/tsan_device_headers.h"
 
 namespace rk {
 namespace {
@@ -142,6 +136,7 @@ struct Outcome {
   std::vector<std::vector<int>> way;  // [producer][receiver]: 1 channel, 0 mailbox, -1 not decided
   std::vector<u32> channels;          // per receiver: entries with a channel
   std::vector<u64> mailbox_tail, channel_tails, channel_heads;
+  std::vector<ChannelCounts> counts;  // the monitor's one pass, at the end
   std::vector<u64> received;
   std::vector<u64> notices;  // kMailChannel records the consumer took
 };
@@ -324,7 +319,35 @@ Outcome RunScenario(const Scenario& s) {
       if (!consumer_errors[r].empty()) abandon.store(true);
     });
   }
+  // The monitor: no count ever goes back, and no more entries are counted
+  // than a table has. (A released head may pass the tail for a moment: the
+  // producer stores its tail after the record, which the consumer may have
+  // taken by then.)
+  std::atomic<bool> finished{false};
+  std::string monitor_error;
+  std::thread monitor([&] {
+    std::vector<ChannelCounts> last(s.receivers, ChannelCounts{0, 0, 0});
+    do {
+      for (u32 r = 0; r < s.receivers && monitor_error.empty(); ++r) {
+        const ChannelCounts c = ChannelCountsOf(rx[r]->table);
+        const u64 heads = ChannelSum(rx[r]->table, ChannelLine::kHead);
+        if (c.opened > kChannelsPerActor || c.opened < last[r].opened ||
+            c.heads < last[r].heads || c.tails < last[r].tails || heads < c.heads) {
+          monitor_error = "receiver " + std::to_string(r) + ": counts opened " + std::to_string(c.opened) +
+                          " heads " + std::to_string(c.heads) + " tails " + std::to_string(c.tails) +
+                          " after opened " + std::to_string(last[r].opened) + " heads " +
+                          std::to_string(last[r].heads) + " tails " + std::to_string(last[r].tails) +
+                          ", heads summed alone " + std::to_string(heads);
+        }
+        last[r] = c;
+      }
+      std::this_thread::yield();
+    } while (!finished.load(std::memory_order_acquire) && monitor_error.empty());
+  });
   for (std::thread& t : threads) t.join();
+  finished.store(true, std::memory_order_release);
+  monitor.join();
+  if (!monitor_error.empty()) out.errors.push_back(monitor_error);
   for (const std::string& e : producer_errors) if (!e.empty()) out.errors.push_back(e);
   for (const std::string& e : consumer_errors) if (!e.empty()) out.errors.push_back(e);
   for (u32 r = 0; r < s.receivers; ++r) {
@@ -332,8 +355,9 @@ Outcome RunScenario(const Scenario& s) {
     for (u32 k = 0; k < ChannelClaimed(rx[r]->table); ++k) n += ChannelEntryBox(rx[r]->table, k) > kChannelNone;
     out.channels.push_back(n);
     out.mailbox_tail.push_back(LoadAcquireGpu(&rx[r]->box->tail.value));
-    out.channel_tails.push_back(ChannelTailsSum(rx[r]->table));
-    out.channel_heads.push_back(ChannelHeadsSum(rx[r]->table));
+    out.channel_tails.push_back(ChannelSum(rx[r]->table, ChannelLine::kTail));
+    out.channel_heads.push_back(ChannelSum(rx[r]->table, ChannelLine::kHead));
+    out.counts.push_back(ChannelCountsOf(rx[r]->table));
   }
   return out;
 }
@@ -348,6 +372,9 @@ void ExpectAllDelivered(const Scenario& s, const Outcome& o, u32 channels_each) 
     EXPECT_EQ(o.notices[r], channels_each) << "receiver " << r;
     EXPECT_EQ(o.mailbox_tail[r] + o.channel_tails[r], s.per_pair * s.producers + channels_each) << "receiver " << r;
     EXPECT_EQ(o.channel_heads[r], o.channel_tails[r]) << "receiver " << r;
+    EXPECT_EQ(o.counts[r].opened, channels_each) << "receiver " << r;
+    EXPECT_EQ(o.counts[r].heads, o.channel_heads[r]) << "receiver " << r;
+    EXPECT_EQ(o.counts[r].tails, o.channel_tails[r]) << "receiver " << r;
     u32 by_channel = 0;
     for (u32 p = 0; p < s.producers; ++p) by_channel += o.way[p][r] == 1;
     EXPECT_EQ(by_channel, channels_each) << "receiver " << r;
@@ -410,7 +437,7 @@ TEST(ChannelTest, ClaimsGiveEachKeyOneEntryAndThenNone) {
   EXPECT_FALSE(ChannelMayOpen(r.table));
   EXPECT_GE(ChannelClaim(r.table, arena.mem.p, arena.size, &arena.used, 4, shape).index, kChannelsPerActor);
   EXPECT_EQ(ChannelClaimed(r.table), kChannelsPerActor);
-  EXPECT_EQ(ChannelsOpened(r.table), kChannelsPerActor);
+  EXPECT_EQ(ChannelCountsOf(r.table).opened, kChannelsPerActor);
   EXPECT_EQ(arena.used, kChannelsPerActor * ChannelBytes(4, shape.slot_bytes));
 }
 
@@ -430,8 +457,10 @@ TEST(ChannelTest, ASpentArenaGivesAnEntryWithoutAChannel) {
   EXPECT_EQ(claim.box, kChannelNone);
   ChannelPublish(r.table, claim.index, 7, claim.box);
   EXPECT_EQ(ChannelFind(r.table, 7), kChannelNone);
-  EXPECT_EQ(ChannelsOpened(r.table), 0u);
-  EXPECT_EQ(ChannelTailsSum(r.table), 0u);
+  const ChannelCounts counts = ChannelCountsOf(r.table);
+  EXPECT_EQ(counts.opened, 0u);
+  EXPECT_EQ(counts.tails, 0u);
+  EXPECT_EQ(ChannelSum(r.table, ChannelLine::kTail), 0u);
 }
 
 TEST(ChannelTest, HasRoomRereadsTheHeadOnlyWhenTheCachedOneSaysFull) {

@@ -38,18 +38,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-// The plain-area path fences (FenceGpu, FenceAcquireGpu), which GCC warns
-// ThreadSanitizer does not model. On the host the LL pair stores and loads
-// around those fences release and acquire (mailbox.h), so the tool sees the
-// ordering without them.
-#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wtsan"
-#endif
-#include "ringkernel/device/mailbox.h"
-#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12
-#pragma GCC diagnostic pop
-#endif
+#include "tests/tsan_device_headers.h"
 
 namespace rk {
 namespace {

@@ -163,32 +163,40 @@ RK_HOST_DEVICE RK_FORCEINLINE u64 ChannelEntryBox(const ChannelTable* t, u32 i) 
   return LoadAcquireGpu(&t->e[i].box);
 }
 
-// The counts over a receiver's channels: the sum of their released heads,
-// and of their producers' tails (the drain reads all heads, then all tails:
-// Quiescent, rt_service.cuh).
-RK_HOST_DEVICE inline u64 ChannelHeadsSum(const ChannelTable* t) {
-  u64 sum = 0;
+// The counts over a receiver's channels, each entry read once (acquire):
+// how many entries were published with a channel (each had its
+// kMailChannel record in the receiver's mailbox, written before the entry),
+// and the sums of their released heads and producers' tails (each channel's
+// head read before its tail, so neither sum runs ahead of the other).
+struct ChannelCounts {
+  u64 opened, heads, tails;
+};
+RK_HOST_DEVICE inline ChannelCounts ChannelCountsOf(const ChannelTable* t) {
+  ChannelCounts c{0, 0, 0};
   const u32 claimed = ChannelClaimed(t);
   for (u32 k = 0; k < claimed; ++k) {
     const u64 box = ChannelEntryBox(t, k);
-    if (box > kChannelNone) sum += LoadAcquireGpu(&reinterpret_cast<const MailboxHeader*>(box)->head.value);
+    if (box <= kChannelNone) continue;
+    const MailboxHeader* h = reinterpret_cast<const MailboxHeader*>(box);
+    ++c.opened;
+    c.heads += LoadAcquireGpu(&h->head.value);
+    c.tails += LoadAcquireGpu(&h->tail.value);
   }
-  return sum;
+  return c;
 }
-// The entries of `t` published with a channel: each had its kMailChannel
-// record in the receiver's mailbox (written before the entry).
-RK_HOST_DEVICE inline u64 ChannelsOpened(const ChannelTable* t) {
-  u64 n = 0;
-  const u32 claimed = ChannelClaimed(t);
-  for (u32 k = 0; k < claimed; ++k) n += ChannelEntryBox(t, k) > kChannelNone;
-  return n;
-}
-RK_HOST_DEVICE inline u64 ChannelTailsSum(const ChannelTable* t) {
+
+// One line of every channel of a receiver summed: the drain reads all heads
+// (kHead), then all tails (kTail), in separate waves (Quiescent,
+// rt_service.cuh).
+enum class ChannelLine : u32 { kHead, kTail };
+RK_HOST_DEVICE inline u64 ChannelSum(const ChannelTable* t, ChannelLine line) {
   u64 sum = 0;
   const u32 claimed = ChannelClaimed(t);
   for (u32 k = 0; k < claimed; ++k) {
     const u64 box = ChannelEntryBox(t, k);
-    if (box > kChannelNone) sum += LoadAcquireGpu(&reinterpret_cast<const MailboxHeader*>(box)->tail.value);
+    if (box <= kChannelNone) continue;
+    const MailboxHeader* h = reinterpret_cast<const MailboxHeader*>(box);
+    sum += LoadAcquireGpu(line == ChannelLine::kHead ? &h->head.value : &h->tail.value);
   }
   return sum;
 }

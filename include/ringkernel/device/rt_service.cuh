@@ -196,13 +196,11 @@ __device__ __noinline__ void FlushCounters(const SystemParams* sys) {
     // after its record's position was reserved, so with the entries read
     // first (acquire) the tail read after them counts every notice they
     // count.
-    const u64 notices = sys->channel_tables != nullptr ? ChannelsOpened(&sys->channel_tables[a]) : 0;
-    u64 tail = LoadAcquireGpu(&box->tail.value);
-    u64 head = LoadAcquireGpu(&box->head.value);
-    if (sys->channel_tables != nullptr) {
-      head += ChannelHeadsSum(&sys->channel_tables[a]);
-      tail += ChannelTailsSum(&sys->channel_tables[a]);
-    }
+    const ChannelCounts ch =
+        sys->channel_tables != nullptr ? ChannelCountsOf(&sys->channel_tables[a]) : ChannelCounts{0, 0, 0};
+    const u64 notices = ch.opened;
+    const u64 tail = LoadAcquireGpu(&box->tail.value) + ch.tails;
+    const u64 head = LoadAcquireGpu(&box->head.value) + ch.heads;
     ActorControl* c = &sys->actor_control[a];
     const u64 handled = LoadRelaxedGpu(&s->handled);
     const u64 dead = LoadRelaxedGpu(&s->dead_lettered);
@@ -276,7 +274,7 @@ __device__ __noinline__ bool Quiescent(const SystemParams* sys) {
     if (LoadAcquireGpu32(&s->status) == static_cast<u32>(ActorState::kFree)) continue;
     done += LoadAcquireGpu(&reinterpret_cast<MailboxHeader*>(s->mailbox)->head.value);
     done += LoadRelaxedGpu(&s->direct);
-    if (sys->channel_tables != nullptr) done += ChannelHeadsSum(&sys->channel_tables[a]);
+    if (sys->channel_tables != nullptr) done += ChannelSum(&sys->channel_tables[a], ChannelLine::kHead);
   }
   FenceGpu();
   __syncwarp();
@@ -284,7 +282,7 @@ __device__ __noinline__ bool Quiescent(const SystemParams* sys) {
     ActorSlot* s = &sys->actors[a];
     if (LoadAcquireGpu32(&s->status) == static_cast<u32>(ActorState::kFree)) continue;
     published += LoadAcquireGpu(&reinterpret_cast<MailboxHeader*>(s->mailbox)->tail.value);
-    if (sys->channel_tables != nullptr) published += ChannelTailsSum(&sys->channel_tables[a]);
+    if (sys->channel_tables != nullptr) published += ChannelSum(&sys->channel_tables[a], ChannelLine::kTail);
   }
   for (u32 w = lane; w < sys->num_workers; w += 32) published += LoadRelaxedGpu(&sys->worker_stats[w].handed);
   for (u32 off = 16; off > 0; off /= 2) {
@@ -309,8 +307,9 @@ __device__ __noinline__ void TraceDepths(const SystemParams* sys, TraceCursor* c
     u64 tail = LoadRelaxedGpu(&box->tail.value);
     u64 head = LoadRelaxedGpu(&box->head.value);
     if (sys->channel_tables != nullptr) {
-      head += ChannelHeadsSum(&sys->channel_tables[a]);
-      tail += ChannelTailsSum(&sys->channel_tables[a]);
+      const ChannelCounts ch = ChannelCountsOf(&sys->channel_tables[a]);
+      head += ch.heads;
+      tail += ch.tails;
     }
     const u32 depth = static_cast<u32>(tail - head);
     if (depth != s->reserved) {

@@ -676,14 +676,14 @@ __device__ __noinline__ bool LookForChannels(const SystemParams* sys, u32 actor,
 struct SourceSaved {
   MailboxHeader* box;
   u64 head, released;
-  u32 log2, hot, quiet;
+  u32 hot, quiet;
 };
+// (A channel has its mailbox's capacity, so `log2` stays.)
 __device__ __forceinline__ SourceSaved SwapInChannel(OwnedActor& o, const ChannelRx* rx, u32 k) {
-  const SourceSaved saved{o.box, o.head, o.released, o.log2, o.hot, o.quiet};
+  const SourceSaved saved{o.box, o.head, o.released, o.hot, o.quiet};
   o.box = reinterpret_cast<MailboxHeader*>(rx->box[k]);
   o.head = rx->head[k];
   o.released = rx->released[k];
-  o.log2 = saved.log2;
   o.hot = rx->hot[k];
   o.quiet = rx->quiet[k];
   o.source = k + 1;
@@ -697,7 +697,6 @@ __device__ __forceinline__ void SwapOutChannel(OwnedActor& o, ChannelRx* rx, u32
   o.box = saved.box;
   o.head = saved.head;
   o.released = saved.released;
-  o.log2 = saved.log2;
   o.hot = saved.hot;
   o.quiet = saved.quiet;
   o.source = 0;
@@ -1436,7 +1435,7 @@ __device__ void RunBlockMessage(WorkerThread& w, u32 queued, u8* smem, u64* s_hl
     o.box = reinterpret_cast<MailboxHeader*>(rx.box[source - 1]);
     o.head = rx.head[source - 1];
     o.released = o.head;
-        o.source = source;
+    o.source = source;
   }
   u64* slot = MailboxSlotAt(o.box, o.log2, o.slot_bytes, o.head);
   const u32 flag = LlFlag(o.head, o.log2);
@@ -1603,9 +1602,15 @@ __device__ __forceinline__ void WorkerRoleLoop(const SystemParams* sys, u32 work
   u32 count = 0;
   bool have_mine = false;
   OwnedActor mine{};
-  u64 direct_mark = 0;  // see the hand-over below
+  // See the hand-over below: the mailbox tail when a waiting hand-over was
+  // first found, or kNoMark.
+  constexpr u64 kNoMark = ~u64{0};
+  u64 direct_mark = kNoMark;
   RK_OC_ONLY(long long oc_returned = 0;)
-  bool direct_mark_set = false;
+  // The resident actor's channels (my_rx), kept here so that an iteration
+  // reads no shared memory for an actor that has none: bit k, entry k is a
+  // channel; bit 8 + k, it was hot after its last serve.
+  u32 rx_bits = 0;
   u64 iterations = 0;
   u64 last_work_ns = __shfl_sync(0xFFFFFFFFu, GlobalTimerNs(), 0);
   u32 backoff = 0;
@@ -1679,17 +1684,15 @@ __device__ __forceinline__ void WorkerRoleLoop(const SystemParams* sys, u32 work
         // wait for an iteration that polled it.)
         u32 sources = 1;
         bool drained = true;
-        if (my_rx != nullptr && my_rx->active != 0) {
-          u32 hot = 0;
-          for (u32 active = my_rx->active; active != 0; active &= active - 1) hot |= my_rx->hot[__ffs(active) - 1];
-          sources = my_rx->active << 1;
-          if (hot == 0 || mine.hot != 0 || (iterations & 3) == 0) {
+        if (rx_bits != 0) {
+          sources = (rx_bits & 0xFFu) << 1;
+          if ((rx_bits >> 8) == 0 || mine.hot != 0 || (iterations & 3) == 0) {
             sources |= 1;
           } else {
             drained = false;
           }
         }
-        while (sources != 0) {
+        do {
           const u32 src = __ffs(sources) - 1;
           sources &= sources - 1;
           SourceSaved saved{};
@@ -1697,17 +1700,19 @@ __device__ __forceinline__ void WorkerRoleLoop(const SystemParams* sys, u32 work
           // A block handler's queue entry names the source (RunBlockMessage).
           drained = serve(mine, first | src << 24, my_direct, true) && drained;
           if (src != 0) {
-            SwapOutChannel(mine, my_rx, src - 1, saved);
+            const u32 k = src - 1;
+            rx_bits = (rx_bits & ~(0x100u << k)) | (mine.hot != 0 ? 0x100u << k : 0u);
+            SwapOutChannel(mine, my_rx, k, saved);
             // The block reloads the actor, mailbox head included.
             if (want_block) ReleaseOwned(mine);
           }
-          if (want_block) break;
-        }
+        } while (sources != 0 && !want_block);
         if (mine.look != 0) {
           // A sender opened a channel (its record came through the
           // mailbox): served from the next iteration on, and hand-overs
           // wait for what it holds.
           mine.look = my_rx != nullptr && !LookForChannels(sys, mine.index, my_rx);
+          if (my_rx != nullptr) rx_bits = (rx_bits & ~0xFFu) | my_rx->active;
           drained = false;
         }
         // Hand-overs: a host message is handled after the K2K messages that
@@ -1719,32 +1724,32 @@ __device__ __forceinline__ void WorkerRoleLoop(const SystemParams* sys, u32 work
             const u32 nd = ServeDirect(w, mine, my_direct);
             RK_OC_ONLY(if (nd != 0) RK_OC_ADD(kOcServeDirect, clock64() - oc_d);)
             did |= nd;
-            direct_mark_set = false;
+            direct_mark = kNoMark;
           } else if (SlotGet(&my_direct->tail) != SlotGet(&my_direct->head)) {
             // A hand-over waits while the actor stays busy (one that sends
             // itself messages may never leave its mailbox empty): it is
             // taken once each head has passed the tail seen when it was
             // first found, i.e. after the messages queued before it.
-            if (!direct_mark_set) {
+            if (direct_mark == kNoMark) {
+              // (A tail never reaches kNoMark: 2^64 messages.)
               direct_mark = LoadRelaxedGpu(&mine.box->tail.value);
-              if (my_rx != nullptr) {
-                for (u32 active = my_rx->active; active != 0; active &= active - 1) {
+              if (rx_bits != 0) {
+                for (u32 active = rx_bits & 0xFFu; active != 0; active &= active - 1) {
                   const u32 k = __ffs(active) - 1;
                   my_rx->mark[k] = LoadRelaxedGpu(&reinterpret_cast<MailboxHeader*>(my_rx->box[k])->tail.value);
                 }
               }
-              direct_mark_set = true;
             } else {
               bool passed = static_cast<i64>(mine.head - direct_mark) >= 0;
-              if (my_rx != nullptr) {
-                for (u32 active = my_rx->active; active != 0; active &= active - 1) {
+              if (rx_bits != 0) {
+                for (u32 active = rx_bits & 0xFFu; active != 0; active &= active - 1) {
                   const u32 k = __ffs(active) - 1;
                   passed = passed && static_cast<i64>(my_rx->head[k] - my_rx->mark[k]) >= 0;
                 }
               }
               if (passed) {
                 did |= ServeDirect(w, mine, my_direct);
-                direct_mark_set = false;
+                direct_mark = kNoMark;
               }
             }
           }
