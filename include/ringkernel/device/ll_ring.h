@@ -462,39 +462,36 @@ inline bool LlPlaceOwned(u32 capacity_log2, const u64* hint, u64* cached_head, c
 // A record's units, whole, with streamed stores (StoreStreamedPair): the
 // header, the payload, and zero in every other word of the units (a word of
 // no lap; the reader looks only at the record's own words). `unit` is the
-// first; a record never wraps, so the units are contiguous.
+// first; a record never wraps, so the units are contiguous. The header has
+// an even number of words, so each store's pair of words is header or
+// payload; the payload goes two words (eight bytes, any alignment) to a
+// load, and only its last pair, if partial, is gathered byte by byte. (No
+// test per word and no copy through a buffer: this is most of a `Send`.)
+static_assert(kLlHeaderWords % 2 == 0, "a pair of words is header or payload");
 inline void LlStreamRecord(u64* unit, u32 flag, const LlHeader& h, const void* payload) {
-  u32 hw[kLlHeaderWords];
-  LlHeaderToWords(h, hw);
   const u8* bytes = static_cast<const u8*>(payload);
-  const bool aligned = (reinterpret_cast<u64>(bytes) & 3) == 0;
   // A skip record is its header alone, in its first unit.
   const u32 size = h.type == kLlSkipType ? 0u : h.size;
-  const u32 full_words = size / 4;
   const u32 words = kLlHeaderWords + (size + 3) / 4;
-  const u32 units = LlRecordUnits(size);
-  for (u32 u = 0; u < units; ++u) {
-    u64 w[kLlUnitWords];
-    for (u32 i = 0; i < kLlUnitWords; ++i) {
-      const u32 k = u * kLlUnitWords + i;
-      if (k < kLlHeaderWords) {
-        w[i] = LlWord(hw[k], flag);
-      } else if (k < words) {
-        const u32 j = k - kLlHeaderWords;
-        u32 v = 0;
-        if (j < full_words && aligned) {
-          v = reinterpret_cast<const u32*>(bytes)[j];
-        } else {
-          const u32 n = j < full_words ? 4u : size & 3;
-          for (u32 b = 0; b < n; ++b) v |= static_cast<u32>(bytes[4 * j + b]) << (8 * b);
-        }
-        w[i] = LlWord(v, flag);
-      } else {
-        w[i] = 0;
-      }
-    }
-    for (u32 i = 0; i < kLlUnitWords; i += 2) StoreStreamedPair(unit + u * kLlUnitWords + i, w[i], w[i + 1]);
+  const u32 total = LlRecordUnits(size) * kLlUnitWords;
+  const u64 flagged = static_cast<u64>(flag) << 32;
+  u32 hw[kLlHeaderWords];
+  LlHeaderToWords(h, hw);
+  u32 k = 0;  // the next word of the units
+  for (; k < kLlHeaderWords; k += 2) StoreStreamedPair(unit + k, hw[k] | flagged, hw[k + 1] | flagged);
+  u32 off = 0;  // the next payload byte
+  for (; off + 8 <= size; off += 8, k += 2) {
+    u64 two;
+    __builtin_memcpy(&two, bytes + off, 8);  // little-endian: the first word low
+    StoreStreamedPair(unit + k, (two & 0xFFFFFFFFu) | flagged, (two >> 32) | flagged);
   }
+  if (off < size) {
+    u64 two = 0;
+    for (u32 b = 0; off + b < size; ++b) two |= static_cast<u64>(bytes[off + b]) << (8 * b);
+    StoreStreamedPair(unit + k, (two & 0xFFFFFFFFu) | flagged, (two >> 32) | (k + 1 < words ? flagged : 0));
+    k += 2;
+  }
+  for (; k < total; k += 2) StoreStreamedPair(unit + k, 0, 0);
 }
 
 // Writes the record placed by LlPlaceOwned (and its skip) and moves the
