@@ -410,6 +410,31 @@ TEST_F(SystemGpuTest, ARingsOwnerStoppedMidRecordHoldsUpOnlyItsOwnRecord) {
   EXPECT_EQ(rep->unhandled, 0u) << rep->ToString();
 }
 
+// Takes the Produced report that each of `n` senders (Producers,
+// Alternators) sends the host when done, waiting up to `timeout` for each.
+// A report that does not come, or does not read, fails the test and ends
+// the list early; every report must say it sent `count`.
+std::vector<Produced> TakeProducedReports(System& sys, int n, int count, absl::Duration timeout,
+                                          const std::string& who) {
+  std::vector<Produced> reports;
+  while (static_cast<int>(reports.size()) < n) {
+    absl::StatusOr<std::optional<Message>> m = sys.Receive(timeout);
+    if (!m.ok() || !m->has_value()) {
+      ADD_FAILURE() << "only " << reports.size() << " " << who << " finished"
+                    << (m.ok() ? std::string() : ": " + m.status().ToString());
+      break;
+    }
+    absl::StatusOr<Produced> pr = (*m)->As<Produced>();
+    if (!pr.ok()) {
+      ADD_FAILURE() << pr.status();
+      break;
+    }
+    EXPECT_EQ(pr->sent, count);
+    reports.push_back(*pr);
+  }
+  return reports;
+}
+
 // A stream's messages run several to a handler's call in programs built
 // with RK_STREAM_RUNS (rt_worker.cuh, RunMore); the parameter builds the
 // program with it. Either way: FIFO per sender with many senders into one
@@ -454,18 +479,12 @@ TEST_P(StreamRunsTest, ManyK2kProducersLoseNothingAndKeepFifoPerSender) {
     ASSERT_TRUE(sys->Send(producers[p], Produce{seq, p, kCount}).ok());
   }
   // Each producer replies to the host when done.
-  int done = 0;
+  const std::vector<Produced> reports = TakeProducedReports(*sys, kProducers, kCount, absl::Seconds(20), "producers");
+  ASSERT_EQ(reports.size(), static_cast<size_t>(kProducers));
   long long full = 0;
-  while (done < kProducers) {
-    absl::StatusOr<std::optional<Message>> m = sys->Receive(absl::Seconds(20));
-    ASSERT_TRUE(m.ok()) << m.status();
-    ASSERT_TRUE(m->has_value()) << "only " << done << " producers finished";
-    absl::StatusOr<Produced> pr = (*m)->As<Produced>();
-    ASSERT_TRUE(pr.ok()) << pr.status();
-    EXPECT_EQ(pr->sent, kCount);
-    EXPECT_EQ(pr->no_actor, 0);
-    full += pr->full;
-    ++done;
+  for (const Produced& pr : reports) {
+    EXPECT_EQ(pr.no_actor, 0);
+    full += pr.full;
   }
   absl::StatusOr<SeqReport> r = sys->Ask<SeqReport>(seq, SeqQuery{0}, kAsk);
   ASSERT_TRUE(r.ok()) << r.status();
@@ -506,14 +525,7 @@ TEST_F(SystemGpuTest, AnActorsThreadAndBlockHandlersSendToOneReceiverInOrder) {
   std::vector<ActorId> alts;
   for (int p = 0; p < kAlternators; ++p) alts.push_back(SpawnOrDie(*sys, "Alternator", "alt" + std::to_string(p)));
   for (int p = 0; p < kAlternators; ++p) ASSERT_TRUE(sys->Send(alts[p], AltStart{seq, p, kCount}).ok());
-  for (int done = 0; done < kAlternators; ++done) {
-    absl::StatusOr<std::optional<Message>> m = sys->Receive(absl::Seconds(30));
-    ASSERT_TRUE(m.ok()) << m.status();
-    ASSERT_TRUE(m->has_value()) << "only " << done << " alternators finished";
-    absl::StatusOr<Produced> pr = (*m)->As<Produced>();
-    ASSERT_TRUE(pr.ok()) << pr.status();
-    EXPECT_EQ(pr->sent, kCount);
-  }
+  ASSERT_EQ(TakeProducedReports(*sys, kAlternators, kCount, absl::Seconds(30), "alternators").size(), static_cast<size_t>(kAlternators));
   absl::StatusOr<SeqReport> r = sys->Ask<SeqReport>(seq, SeqQuery{0}, kAsk);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->received, int64_t{kAlternators} * kCount);
@@ -542,14 +554,7 @@ TEST_F(SystemGpuTest, WithoutAChannelArenaEveryPairUsesTheMailboxAndKeepsItsOrde
   std::vector<ActorId> producers;
   for (int p = 0; p < kProducers; ++p) producers.push_back(SpawnOrDie(*sys, "Producer", "p" + std::to_string(p)));
   for (int p = 0; p < kProducers; ++p) ASSERT_TRUE(sys->Send(producers[p], Produce{seq, p, kCount}).ok());
-  for (int done = 0; done < kProducers; ++done) {
-    absl::StatusOr<std::optional<Message>> m = sys->Receive(absl::Seconds(30));
-    ASSERT_TRUE(m.ok()) << m.status();
-    ASSERT_TRUE(m->has_value()) << "only " << done << " producers finished";
-    absl::StatusOr<Produced> pr = (*m)->As<Produced>();
-    ASSERT_TRUE(pr.ok()) << pr.status();
-    EXPECT_EQ(pr->sent, kCount);
-  }
+  ASSERT_EQ(TakeProducedReports(*sys, kProducers, kCount, absl::Seconds(30), "producers").size(), static_cast<size_t>(kProducers));
   absl::StatusOr<SeqReport> r = sys->Ask<SeqReport>(seq, SeqQuery{0}, kAsk);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->received, int64_t{kProducers} * kCount);
