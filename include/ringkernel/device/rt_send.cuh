@@ -135,14 +135,17 @@ template <u32 kSize, u32 kAlign>
 __device__ __forceinline__ SendStatus SendToActor(CtxData& d, u32 to, u32 type, const void* payload, u64 correlation,
                                                   u32 sender) {
   const SystemParams* sys = d.sys;
-  if (to >= sys->max_actors) {
-    ++d.send_no_actor;
-    return SendStatus::kNoActor;
-  }
   SendCache& c = d.cache;
+  // The cache holds only a receiver that passed the checks below (or none:
+  // kNoActorValue, which no valid `to` is), so a send to it reads nothing
+  // through `sys` before its stores.
+  const bool known = c.to == to && to != kNoActorValue;
   ActorSlot* target = &sys->actors[to];
-  const bool known = c.to == to;
   if (!known) {
+    if (to >= sys->max_actors) {
+      ++d.send_no_actor;
+      return SendStatus::kNoActor;
+    }
     const TargetInfo t = ReadTarget(target);
     if (t.status != static_cast<u32>(ActorState::kRunning)) {
       ++d.send_no_actor;
