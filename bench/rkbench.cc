@@ -299,6 +299,59 @@ absl::Status TimeRally(System& sys, Recorder& rec, const Options& o, const std::
 // a rally between two actors on different workers. First, while no actor
 // system holds the SMs, its floor in the same process: two blocks
 // ping-ponging a fenced flag through global memory (raw_flag_one_way).
+// In a measurement build of the program (`actorc build handlers/bench.cu
+// -D RK_HOP_STAMPS`), the steps of each record of the rally's channels, from
+// the stamps the device runtime took (rt_base.cuh, HopStamp): the send to its
+// stores, the stores to the receiver's poll that took it, that poll, the take
+// to the handler's call, the call; and the gap between the receiver's poll
+// before it and that poll. Nothing in other builds (the program has no
+// rk_hop_stamps).
+void HopStampSteps(System& sys, Recorder& rec, const std::string& exp) {
+  constexpr size_t kRows = 4096, kStamps = 32, kCycles = 16, kCycleSteps = 13;
+  std::vector<uint64_t> st(kRows * kStamps);
+  if (!rk::internal::SystemAccess::ReadDeviceGlobal(sys, "rk_hop_stamps", st.data(), st.size() * sizeof(uint64_t))
+           .ok()) {
+    return;
+  }
+  struct Step {
+    const char* name;
+    int from, to;
+  };
+  const Step steps[] = {{"stamp_a_send_to_stored", 0, 1},     {"stamp_b_stored_to_poll", 1, 2},
+                        {"stamp_c_poll_that_took", 2, 3},     {"stamp_d_taken_to_handle", 3, 4},
+                        {"stamp_e_handle", 4, 7},             {"stamp_send_to_handle", 0, 4},
+                        {"stamp_gap_before_that_poll", 6, 2}, {"stamp_poll_before", 5, 6},
+                        {"stamp_f_handled_to_serve_out", 7, 8}, {"stamp_g_serve_out_to_loop_end", 8, 9},
+                        {"stamp_h_loop_end_to_top", 9, 10},     {"stamp_i_loop_top_to_next_serve", 10, 11}};
+  int n = 0;
+  for (size_t i = 0; i < kRows; ++i) {
+    const uint64_t* s = &st[i * kStamps];
+    if (std::any_of(s, s + 12, [](uint64_t v) { return v == 0; })) continue;
+    ++n;
+    for (const Step& x : steps) {
+      rec.Add(exp, x.name, n, "latency_us", (static_cast<double>(s[x.to]) - static_cast<double>(s[x.from])) / 1000.0,
+              "microseconds");
+    }
+  }
+  std::printf("hop: %d records stamped\n", n);
+  // The steps after a record's handler, in SM cycles (clock64 of the
+  // receiver's thread), where all were stamped.
+  const char* cyc[kCycleSteps] = {"handle_out", "poll_in",    "poll_out", "serve_out", "served",
+                                  "sources",    "hand_overs", "loop_end", "request",   "idle",
+                                  "fresh",      "loop_top",   "next_serve"};
+  int m = 0;
+  for (size_t i = 0; i < kRows; ++i) {
+    const uint64_t* s = &st[i * kStamps + kCycles];
+    if (std::any_of(s, s + kCycleSteps, [](uint64_t v) { return v == 0; })) continue;
+    ++m;
+    for (size_t k = 1; k < kCycleSteps; ++k) {
+      rec.Add(exp, absl::StrCat("cycles_", k < 10 ? "0" : "", k, "_", cyc[k - 1], "_to_", cyc[k]), m, "cycles",
+              static_cast<double>(static_cast<int64_t>(s[k] - s[k - 1])), "cycles");
+    }
+  }
+  std::printf("hop: %d records with every step after the handler stamped\n", m);
+}
+
 absl::Status K2kHop(Runtime& runtime, const Program& program, Recorder& rec, const Options& o) {
   const std::string exp = "k2k_hop";
   if (!o.skip_baselines) {
@@ -315,6 +368,7 @@ absl::Status K2kHop(Runtime& runtime, const Program& program, Recorder& rec, con
   RK_RETURN_IF_ERROR(TimeRally(*sys, rec, o, exp, ""));
   RK_RETURN_IF_ERROR(sys->Stop().status());
   PrintOwnerCycles(*sys, exp);
+  HopStampSteps(*sys, rec, exp);
   return absl::OkStatus();
 }
 

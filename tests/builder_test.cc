@@ -170,6 +170,13 @@ TEST(DiagnosticBuildTest, TheBenchProgramBuildsWithOwnerCyclesAndExportsTheirTab
   ExpectDiagnosticBuild(::rk::testing::SourceDir() + "/handlers/bench.cu", "RK_OWNER_CYCLES=1", {"rk_owner_cycles"});
 }
 
+// The measurement build that stamps each K2K channel record's steps, send to
+// handler and the owner loop's steps after it (rkbench's hop prints them
+// after Stop): it compiles, and its cubin has the table rkbench reads.
+TEST(DiagnosticBuildTest, TheBenchProgramBuildsWithHopStampsAndExportsTheirTable) {
+  ExpectDiagnosticBuild(::rk::testing::SourceDir() + "/handlers/bench.cu", "RK_HOP_STAMPS=1", {"rk_hop_stamps"});
+}
+
 // The build option that runs a stream's records several to a handler's call
 // (RK_STREAM_RUNS, rt_worker.cuh): the bench program builds with it for both
 // architectures without spilling, and only then has the runs' shared state.

@@ -96,6 +96,77 @@ namespace detail {
   } while (0)
 #endif
 
+// A measurement build (-D RK_HOP_STAMPS) stamps, with %globaltimer, each
+// record that goes through a K2K channel, by its receiver's lowest index bit
+// and its position: rk_hop_stamps[((receiver & 1) << 11 | (pos & 2047)) *
+// kHopStamps + step]. rkbench's hop reads them after Stop (HopStampSteps,
+// bench/rkbench.cc). Meant for the hop's two actors (indices 0 and 1) and
+// fewer than 2048 round trips.
+enum HopStamp : u32 {
+  kHopSendIn = 0,       // the sender's SendToActor begins
+  kHopStored = 1,       // ... its record's stores are issued
+  kHopPollIn = 2,       // the receiver's poll that took the record begins
+  kHopTaken = 3,        // ... and returned with it
+  kHopHandleIn = 4,     // HandleOne is called for it
+  kHopPrevPollIn = 5,   // the receiver's poll before the one that took it began
+  kHopPrevPollOut = 6,  // ... and returned empty
+  kHopHandleOut = 7,    // HandleOne returned
+  kHopServeOut = 8,     // the ServeMailbox call that handled it returned
+  kHopLoopEnd = 9,      // the owner loop reached the block's request
+  kHopLoopTop = 10,     // ... and its next iteration read the clock
+  kHopNextServe = 11,   // the next ServeMailbox call began
+  // From kHopCycles on, clock64 at the steps from HandleOne's return to the
+  // next ServeMailbox call (HopCycleStep), each stamped once.
+  kHopCycles = 16,
+  kHopStamps = 32,
+};
+enum HopCycleStep : u32 {
+  kHcHandleOut = 0,   // HandleOne returned
+  kHcPollIn = 1,      // the next poll in the same call begins
+  kHcPollOut = 2,     // ... and returned empty
+  kHcServeOut = 3,    // ServeMailbox returns
+  kHcServed = 4,      // the owner loop's serve step returned
+  kHcSources = 5,     // the loop over the actor's sources ended
+  kHcHandOvers = 6,   // the hand-over step ended
+  kHcLoopEnd = 7,     // before the block's request is read
+  kHcRequest = 8,     // after it
+  kHcIdle = 9,        // after the idle step (the loop's end)
+  kHcFresh = 10,      // the next iteration read its actor count
+  kHcLoopTop = 11,    // ... and its clock
+  kHcNextServe = 12,  // the next ServeMailbox call begins
+  kHcSteps = 13,
+};
+#ifdef RK_HOP_STAMPS
+}  // namespace detail
+}  // namespace rk
+extern "C" __device__ unsigned long long rk_hop_stamps[4096 * 32];
+__device__ unsigned long long rk_hop_stamps[4096 * 32];
+namespace rk {
+namespace detail {
+__device__ __forceinline__ unsigned long long* HopStampRow(u32 receiver, u64 pos) {
+  return &rk_hop_stamps[((receiver & 1) << 11 | (pos & 2047)) * kHopStamps];
+}
+#define RK_HOP_ONLY(...) __VA_ARGS__
+// Stamps a step after the last record handled, once (registers only: no
+// load that the steps would wait for).
+#define RK_HOP_STAMP(w, k, v)                                        \
+  do {                                                                \
+    if ((w).hop_after != nullptr && ((w).hop_done & (1u << (k))) == 0) { \
+      (w).hop_after[(k)] = (v);                                       \
+      (w).hop_done |= 1u << (k);                                      \
+    }                                                                 \
+  } while (0)
+#define RK_HOP_CYCLE(w, step) RK_HOP_STAMP(w, ::rk::detail::kHopCycles + (step), static_cast<unsigned long long>(clock64()))
+#else
+#define RK_HOP_ONLY(...)
+#define RK_HOP_STAMP(w, k, v) \
+  do {                        \
+  } while (0)
+#define RK_HOP_CYCLE(w, step) \
+  do {                        \
+  } while (0)
+#endif
+
 // A measurement build (-D RK_OWNER_CYCLES) counts, per actor, where its
 // owner thread's cycles go (clock64): rk_owner_cycles[actor % 1024][k] with
 // k an OwnerCycles value, which rkbench reads and prints after each Stop

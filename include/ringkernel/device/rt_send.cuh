@@ -134,6 +134,7 @@ __device__ __forceinline__ u32 TraceFlowPosition(const void* box, u32 channel, u
 template <u32 kSize, u32 kAlign>
 __device__ __forceinline__ SendStatus SendToActor(CtxData& d, u32 to, u32 type, const void* payload, u64 correlation,
                                                   u32 sender) {
+  RK_HOP_ONLY(const u64 hop_in = GlobalTimerNs();)
   const SystemParams* sys = d.sys;
   SendCache& c = d.cache;
   // The cache holds only a receiver that passed the checks below (or none:
@@ -247,6 +248,11 @@ __device__ __forceinline__ SendStatus SendToActor(CtxData& d, u32 to, u32 type, 
   MailboxWriteTyped<kSize, kAlign>(MailboxSlotAt(box, c.log2, c.slot_bytes, pos), c.inline_words,
                                    LlFlag(pos, c.log2), h, payload);
   if (c.channel == kViaChannel) {
+    RK_HOP_ONLY({
+      unsigned long long* hs = HopStampRow(to, pos);
+      hs[kHopSendIn] = hop_in;
+      hs[kHopStored] = GlobalTimerNs();
+    })
     c.cursor_tail = pos + 1;
     ChannelPublishTail(box, pos + 1);
     // For the next send (a load nothing here waits for).

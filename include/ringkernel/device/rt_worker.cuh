@@ -143,6 +143,9 @@ struct WorkerThread {
   u64 running;          // this thread's entry in the running table, as last written
   SendCache* sends;     // its last K2K receiver
   u32* buf;             // an inline payload being handled (kMailInlineMaxWords words, 16-byte aligned)
+  // RK_HOP_STAMPS: the last empty poll, and the row of the last record handled
+  // (stamped until the next ServeMailbox call).
+  RK_HOP_ONLY(u64 hop_prev_in; u64 hop_prev_out; unsigned long long* hop_after; u32 hop_done;)
 };
 
 // Records in the running table that this thread runs `entry` (see the top
@@ -507,15 +510,24 @@ __device__ u32 ServeMailbox(WorkerThread& w, OwnedActor& o, DirectSlot* direct, 
   u32 n = 0;
   u32 spins = 0;
   RK_OC_ADD(kOcServeCalls, 1);
+  RK_HOP_ONLY(if (w.hop_after != nullptr && (w.hop_done & (1u << kHopServeOut)) != 0) {
+    RK_HOP_CYCLE(w, kHcNextServe);
+    w.hop_after[kHopNextServe] = GlobalTimerNs();
+    w.hop_after = nullptr;
+  })
 #if RK_STREAM_RUNS_ON
   RunMore* more = nullptr;  // this thread's run, looked up once a stream shows
 #endif
   while (n < sys->batch_max) {
     RK_OC_ONLY(const long long oc0 = clock64();)
+    RK_HOP_CYCLE(w, kHcPollIn);
+    RK_HOP_ONLY(const u64 hop_poll = GlobalTimerNs();)
     u64* slot = MailboxSlotAt(o.box, o.log2, o.slot_bytes, o.head);
     const u32 flag = LlFlag(o.head, o.log2);
     MailRecord r;
     if (!MailboxTryTake(slot, o.inline_words, flag, o.hot != 0, &r, w.buf)) {
+      RK_HOP_ONLY(w.hop_prev_in = hop_poll; w.hop_prev_out = GlobalTimerNs();)
+      RK_HOP_CYCLE(w, kHcPollOut);
       RK_OC_ADD(kOcEmptyPolls, 1);
       RK_OC_ADD(kOcEmpty, clock64() - oc0);
       // A hot resident actor polls again at once, up to kHotSpinPolls
@@ -533,6 +545,7 @@ __device__ u32 ServeMailbox(WorkerThread& w, OwnedActor& o, DirectSlot* direct, 
       break;
     }
     RK_OC_ONLY(const long long oc1 = clock64();)
+    RK_HOP_ONLY(const u64 hop_taken = GlobalTimerNs();)
     RK_OC_ADD(kOcTaken, 1);
     RK_OC_ADD(kOcTake, oc1 - oc0);
     if (!(r.h.flags & kMailVoid)) MarkRunning(w, RunningEntry(o.index, r.h.type));
@@ -566,7 +579,18 @@ __device__ u32 ServeMailbox(WorkerThread& w, OwnedActor& o, DirectSlot* direct, 
       }
     }
 #endif
+    RK_HOP_ONLY(unsigned long long* hop_row = o.source != 0 ? HopStampRow(o.index, o.head) : nullptr;)
+    RK_HOP_ONLY(if (hop_row != nullptr) {
+      hop_row[kHopPollIn] = hop_poll;
+      hop_row[kHopTaken] = hop_taken;
+      hop_row[kHopPrevPollIn] = w.hop_prev_in;
+      hop_row[kHopPrevPollOut] = w.hop_prev_out;
+      hop_row[kHopHandleIn] = GlobalTimerNs();
+    })
     const Handled handled = HandleOne(w, o, r, staged);
+    RK_HOP_ONLY(if (hop_row != nullptr) hop_row[kHopHandleOut] = GlobalTimerNs();)
+    RK_HOP_ONLY(w.hop_after = hop_row; w.hop_done = 0;)
+    RK_HOP_CYCLE(w, kHcHandleOut);
 #if RK_STREAM_RUNS_ON
     if (staged != 0) {
       ran = more->ran;
@@ -621,6 +645,8 @@ __device__ u32 ServeMailbox(WorkerThread& w, OwnedActor& o, DirectSlot* direct, 
   // (A call that asked to be retried may have sent and moved the clock.)
   if (n != 0 || *block || *retried) StoreOwned(o);
   if (!resident || *block || o.quiet == kQuietPolls) ReleaseOwned(o);
+  RK_HOP_CYCLE(w, kHcServeOut);
+  RK_HOP_STAMP(w, kHopServeOut, GlobalTimerNs());
   return n;
 }
 
@@ -1629,6 +1655,7 @@ __device__ __forceinline__ void WorkerRoleLoop(const SystemParams* sys, u32 work
                           ? __shfl_sync(0xFFFFFFFFu, LoadRelaxedGpu32(&sys->worker_counts[worker]), 0)
                           : count;
     RK_TRACE_ONLY(if (tid == 0 && (iterations & 15) == 1) TraceRefresh(sys, &sh.out->trace);)
+    RK_HOP_CYCLE(w, kHcFresh);
     if (fresh != count) {
       // Pick up actors spawned on this worker (the service warp
       // release-stores the count after the actor's record).
@@ -1648,6 +1675,8 @@ __device__ __forceinline__ void WorkerRoleLoop(const SystemParams* sys, u32 work
       }
     }
     const u64 now = __shfl_sync(0xFFFFFFFFu, GlobalTimerNs(), 0);
+    RK_HOP_CYCLE(w, kHcLoopTop);
+    RK_HOP_STAMP(w, kHopLoopTop, GlobalTimerNs());
     u32 did = 0;
     bool want_block = false;
     if (kPoller) {
@@ -1671,6 +1700,7 @@ __device__ __forceinline__ void WorkerRoleLoop(const SystemParams* sys, u32 work
           did = 1;
           atomicAdd(sh.handled, static_cast<unsigned long long>(n));
         }
+        RK_HOP_CYCLE(w, kHcServed);
         if (block) {
           sh.pending[atomicAdd(sh.pending_count, 1u)] = a;
           want_block = true;
@@ -1710,6 +1740,7 @@ __device__ __forceinline__ void WorkerRoleLoop(const SystemParams* sys, u32 work
             if (want_block) ReleaseOwned(mine);
           }
         } while (sources != 0 && !want_block);
+        RK_HOP_CYCLE(w, kHcSources);
         if (mine.look != 0) {
           // A sender opened a channel (its record came through the
           // mailbox): served from the next iteration on, and hand-overs
@@ -1758,6 +1789,7 @@ __device__ __forceinline__ void WorkerRoleLoop(const SystemParams* sys, u32 work
           }
           if (mine.failed) SlotSet(&my_direct->failed, 1);
         }
+        RK_HOP_CYCLE(w, kHcHandOvers);
       }
       for (u32 a = first + owners; a < count; a += owners) {
         OwnedActor o = LoadOwned(sys, list[a]);
@@ -1775,6 +1807,8 @@ __device__ __forceinline__ void WorkerRoleLoop(const SystemParams* sys, u32 work
     // Block work and halting: the whole block meets only when asked to.
     // (Each role has this code, so its barriers are BlockBarrier's: a
     // barrier that several instructions of the block meet at.)
+    RK_HOP_CYCLE(w, kHcLoopEnd);
+    RK_HOP_STAMP(w, kHopLoopEnd, GlobalTimerNs());
     if (__any_sync(0xFFFFFFFFu, *static_cast<volatile u32*>(sh.request) != 0)) {
       BlockBarrier();
       const u32 request = *static_cast<volatile u32*>(sh.request);
@@ -1793,6 +1827,7 @@ __device__ __forceinline__ void WorkerRoleLoop(const SystemParams* sys, u32 work
       BlockBarrier();
       if (request & kRequestHalt) break;
     }
+    RK_HOP_CYCLE(w, kHcRequest);
     // Idle: after idle_spin_ns without work, this warp sleeps between polls
     // (and its threads leave the running table).
     if (__any_sync(0xFFFFFFFFu, did != 0)) {
@@ -1811,6 +1846,7 @@ __device__ __forceinline__ void WorkerRoleLoop(const SystemParams* sys, u32 work
         __nanosleep(backoff);
       }
     }
+    RK_HOP_CYCLE(w, kHcIdle);
   }
   if (!kPoller && have_mine) {
     StoreOwned(mine);
@@ -1888,6 +1924,7 @@ __device__ void WorkerLoop(const SystemParams* sys, u32 worker, u8* smem) {
   w.worker = worker;
   w.out = &s_out;
   w.running = 0;
+  RK_HOP_ONLY(w.hop_prev_in = w.hop_prev_out = 0; w.hop_after = nullptr; w.hop_done = 0;)
   WorkerShared sh;
   sh.pending = reinterpret_cast<u32*>(smem + AlignUp(sys->scratch_bytes, 16));
   sh.smem = smem;
