@@ -509,6 +509,7 @@ __device__ u32 ServeMailbox(WorkerThread& w, OwnedActor& o, DirectSlot* direct, 
   const u64 capacity = u64{1} << o.log2;
   u32 n = 0;
   u32 spins = 0;
+  u32 stored = 0;  // n when the counters last went back to the actor's slot
   RK_OC_ADD(kOcServeCalls, 1);
   RK_HOP_ONLY(if (w.hop_after != nullptr && (w.hop_done & (1u << kHopServeOut)) != 0) {
     RK_HOP_CYCLE(w, kHcNextServe);
@@ -539,6 +540,13 @@ __device__ u32 ServeMailbox(WorkerThread& w, OwnedActor& o, DirectSlot* direct, 
       // taken once this returns.
       if (resident && o.hot != 0 && spins < kHotSpinPolls &&
           (direct == nullptr || SlotGet(&direct->tail) == SlotGet(&direct->head))) {
+        // The counters of what was handled go back before the spin, as
+        // after every batch (below): a flush the host asks for once it has
+        // a handler's reply must find that message counted.
+        if (n != stored) {
+          StoreOwned(o);
+          stored = n;
+        }
         ++spins;
         continue;
       }
@@ -643,7 +651,7 @@ __device__ u32 ServeMailbox(WorkerThread& w, OwnedActor& o, DirectSlot* direct, 
   // Counters go back to memory after every batch (posted stores: a flush
   // the host asks for after a reply then sees that message counted).
   // (A call that asked to be retried may have sent and moved the clock.)
-  if (n != 0 || *block || *retried) StoreOwned(o);
+  if (n != stored || *block || *retried) StoreOwned(o);
   if (!resident || *block || o.quiet == kQuietPolls) ReleaseOwned(o);
   RK_HOP_CYCLE(w, kHcServeOut);
   RK_HOP_STAMP(w, kHopServeOut, GlobalTimerNs());
