@@ -212,6 +212,23 @@ absl::Status Exp1(Runtime& runtime, const Program& program, Recorder& rec, const
   return absl::OkStatus();
 }
 
+// A step between two stamps of one row of a measurement build's table
+// (stamps in nanoseconds of %globaltimer).
+struct StampStep {
+  const char* name;
+  int from, to;
+};
+
+// Records each step of `row` (`prefix` before its name) as one value of
+// `iteration`, in microseconds.
+void AddStampSteps(Recorder& rec, const std::string& exp, const std::string& prefix, int iteration,
+                   const uint64_t* row, const std::vector<StampStep>& steps) {
+  for (const StampStep& x : steps) {
+    rec.Add(exp, absl::StrCat(prefix, x.name), iteration, "latency_us",
+            (static_cast<double>(row[x.to]) - static_cast<double>(row[x.from])) / 1000.0, "microseconds");
+  }
+}
+
 // Where an Ask's time goes, from a measurement build of the program
 // (`actorc build handlers/bench.cu -D RK_ASK_STAMPS`, run with --package):
 // the device runtime stamps each step of a host request with %globaltimer
@@ -255,11 +272,7 @@ absl::Status AskStamps(Runtime& runtime, const Program& program, Recorder& rec, 
   RK_RETURN_IF_ERROR(rk::internal::SystemAccess::ReadDeviceGlobal(*sys, "rk_ask_stamps", st.data(),
                                                                   st.size() * sizeof(uint64_t)));
   // Steps between stamps (rt_base.cuh, AskStamp), in the order they happen.
-  struct Step {
-    const char* name;
-    int from, to;
-  };
-  const Step steps[] = {{"gpu_a_poll_to_header", 0, 6},      {"gpu_b_header_to_record", 6, 9},
+  const std::vector<StampStep> steps = {{"gpu_a_poll_to_header", 0, 6},      {"gpu_b_header_to_record", 6, 9},
                         {"gpu_c_record_to_checked", 9, 10},  {"gpu_d_checked_to_put", 10, 11},
                         {"gpu_e_put_to_handover", 11, 1},    {"gpu_f1_handover_to_seen", 1, 13},
                         {"gpu_f2_seen_to_taken", 13, 2},
@@ -283,10 +296,7 @@ absl::Status AskStamps(Runtime& runtime, const Program& program, Recorder& rec, 
     const uint64_t* s = rows[i];
     const bool quiet = i >= warm_rows;
     const int iteration = quiet ? static_cast<int>(i - warm_rows) + 1 : ++n;
-    for (const Step& x : steps) {
-      rec.Add(exp, quiet ? absl::StrCat("quiet_", x.name) : std::string(x.name), iteration, "latency_us",
-              (static_cast<double>(s[x.to]) - static_cast<double>(s[x.from])) / 1000.0, "microseconds");
-    }
+    AddStampSteps(rec, exp, quiet ? "quiet_" : "", iteration, s, steps);
   }
   if (n == 0) return absl::InternalError("no complete stamps: is the package a build with -D RK_ASK_STAMPS?");
   return absl::OkStatus();
@@ -313,11 +323,7 @@ void HopStampSteps(System& sys, Recorder& rec, const std::string& exp) {
            .ok()) {
     return;
   }
-  struct Step {
-    const char* name;
-    int from, to;
-  };
-  const Step steps[] = {{"stamp_a_send_to_stored", 0, 1},     {"stamp_b_stored_to_poll", 1, 2},
+  const std::vector<StampStep> steps = {{"stamp_a_send_to_stored", 0, 1},     {"stamp_b_stored_to_poll", 1, 2},
                         {"stamp_c_poll_that_took", 2, 3},     {"stamp_d_taken_to_handle", 3, 4},
                         {"stamp_e_handle", 4, 7},             {"stamp_send_to_handle", 0, 4},
                         {"stamp_gap_before_that_poll", 6, 2}, {"stamp_poll_before", 5, 6},
@@ -327,11 +333,7 @@ void HopStampSteps(System& sys, Recorder& rec, const std::string& exp) {
   for (size_t i = 0; i < kRows; ++i) {
     const uint64_t* s = &st[i * kStamps];
     if (std::any_of(s, s + 12, [](uint64_t v) { return v == 0; })) continue;
-    ++n;
-    for (const Step& x : steps) {
-      rec.Add(exp, x.name, n, "latency_us", (static_cast<double>(s[x.to]) - static_cast<double>(s[x.from])) / 1000.0,
-              "microseconds");
-    }
+    AddStampSteps(rec, exp, "", ++n, s, steps);
   }
   std::printf("hop: %d records stamped\n", n);
   // The steps after a record's handler, in SM cycles (clock64 of the
