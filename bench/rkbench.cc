@@ -317,7 +317,7 @@ absl::Status TimeRally(System& sys, Recorder& rec, const Options& o, const std::
 // before it and that poll. Nothing in other builds (the program has no
 // rk_hop_stamps).
 void HopStampSteps(System& sys, Recorder& rec, const std::string& exp) {
-  constexpr size_t kRows = 4096, kStamps = 32, kCycles = 16, kCycleSteps = 13;
+  constexpr size_t kRows = 4096, kStamps = 48, kCycles = 16, kCycleSteps = 13, kPath = 32;
   std::vector<uint64_t> st(kRows * kStamps);
   if (!rk::internal::SystemAccess::ReadDeviceGlobal(sys, "rk_hop_stamps", st.data(), st.size() * sizeof(uint64_t))
            .ok()) {
@@ -352,6 +352,28 @@ void HopStampSteps(System& sys, Recorder& rec, const std::string& exp) {
     }
   }
   std::printf("hop: %d records with every step after the handler stamped\n", m);
+  // A record's way through the receiving thread, and on to the stores of
+  // the record its handler sent: the partner (index 1) replies with the
+  // record at the same position of the other channel, the starter (index
+  // 0) sends the next one. Cycles of each thread's SM.
+  int p = 0;
+  for (size_t k = 0; k + 1 < kRows / 2; ++k) {
+    for (size_t receiver = 0; receiver < 2; ++receiver) {
+      const uint64_t* x = &st[(receiver << 11 | k) * kStamps + kPath];
+      const uint64_t* y = &st[(receiver == 1 ? k : (1u << 11 | (k + 1))) * kStamps + kPath];
+      if (std::any_of(x, x + 5, [](uint64_t v) { return v == 0; }) || y[5] == 0 || y[6] == 0) continue;
+      ++p;
+      const std::pair<const char*, double> steps[] = {
+          {"path_1_poll_that_took", static_cast<double>(static_cast<int64_t>(x[1] - x[0]))},
+          {"path_2_taken_to_handle_one", static_cast<double>(static_cast<int64_t>(x[2] - x[1]))},
+          {"path_3_handle_one_to_call", static_cast<double>(static_cast<int64_t>(x[3] - x[2]))},
+          {"path_4_call_to_dispatch", static_cast<double>(static_cast<int64_t>(x[4] - x[3]))},
+          {"path_5_dispatch_to_send", static_cast<double>(static_cast<int64_t>(y[5] - x[4]))},
+          {"path_6_send_to_stored", static_cast<double>(static_cast<int64_t>(y[6] - y[5]))}};
+      for (const auto& [name, cycles] : steps) rec.Add(exp, name, p, "cycles", cycles, "cycles");
+    }
+  }
+  std::printf("hop: %d records followed from the poll to the next record's stores\n", p);
 }
 
 absl::Status K2kHop(Runtime& runtime, const Program& program, Recorder& rec, const Options& o) {

@@ -118,7 +118,19 @@ enum HopStamp : u32 {
   // From kHopCycles on, clock64 at the steps from HandleOne's return to the
   // next ServeMailbox call (HopCycleStep), each stamped once.
   kHopCycles = 16,
-  kHopStamps = 32,
+  // From kHopPathCycles on, clock64 on the record's way in (the receiving
+  // thread) and out (the sending thread), HopPathStep.
+  kHopPathCycles = 32,
+  kHopStamps = 48,
+};
+enum HopPathStep : u32 {
+  kHpPollIn = 0,     // the receiver's poll that took the record begins
+  kHpTaken = 1,      // ... returned with it
+  kHpHandleIn = 2,   // HandleOne is called
+  kHpCallIn = 3,     // RunThreadHandler begins
+  kHpDispatch = 4,   // ... and calls the dispatch
+  kHpSendIn = 5,     // the sender's SendToActor begins (the sending thread)
+  kHpStored = 6,     // ... its record's stores are issued
 };
 enum HopCycleStep : u32 {
   kHcHandleOut = 0,   // HandleOne returned
@@ -139,12 +151,20 @@ enum HopCycleStep : u32 {
 #ifdef RK_HOP_STAMPS
 }  // namespace detail
 }  // namespace rk
-extern "C" __device__ unsigned long long rk_hop_stamps[4096 * 32];
-__device__ unsigned long long rk_hop_stamps[4096 * 32];
+extern "C" __device__ unsigned long long rk_hop_stamps[4096 * 48];
+__device__ unsigned long long rk_hop_stamps[4096 * 48];
 namespace rk {
 namespace detail {
 __device__ __forceinline__ unsigned long long* HopStampRow(u32 receiver, u64 pos) {
   return &rk_hop_stamps[((receiver & 1) << 11 | (pos & 2047)) * kHopStamps];
+}
+// The row of the record each thread of the block is handling (for
+// RunThreadHandler, which is called with values only).
+__shared__ unsigned long long* rk_hop_current[256];
+__device__ __forceinline__ void HopPathStamp(u32 step) {
+  if (threadIdx.x < 256 && rk_hop_current[threadIdx.x] != nullptr) {
+    rk_hop_current[threadIdx.x][kHopPathCycles + step] = static_cast<unsigned long long>(clock64());
+  }
 }
 #define RK_HOP_ONLY(...) __VA_ARGS__
 // Stamps a step after the last record handled, once (registers only: no

@@ -134,7 +134,7 @@ __device__ __forceinline__ u32 TraceFlowPosition(const void* box, u32 channel, u
 template <u32 kSize, u32 kAlign>
 __device__ __forceinline__ SendStatus SendToActor(CtxData& d, u32 to, u32 type, const void* payload, u64 correlation,
                                                   u32 sender) {
-  RK_HOP_ONLY(const u64 hop_in = GlobalTimerNs();)
+  RK_HOP_ONLY(const u64 hop_in = GlobalTimerNs(); const long long hop_cyc_in = clock64();)
   const SystemParams* sys = d.sys;
   SendCache& c = d.cache;
   // The cache holds only a receiver that passed the checks below (or none:
@@ -252,6 +252,8 @@ __device__ __forceinline__ SendStatus SendToActor(CtxData& d, u32 to, u32 type, 
       unsigned long long* hs = HopStampRow(to, pos);
       hs[kHopSendIn] = hop_in;
       hs[kHopStored] = GlobalTimerNs();
+      hs[kHopPathCycles + kHpSendIn] = static_cast<unsigned long long>(hop_cyc_in);
+      hs[kHopPathCycles + kHpStored] = static_cast<unsigned long long>(clock64());
     })
     c.cursor_tail = pos + 1;
     ChannelPublishTail(box, pos + 1);

@@ -380,6 +380,7 @@ __device__ __noinline__ HandlerOutcome RunThreadHandler(const SystemParams* sys,
                                                         u32 actor_type, u32 self, u32 msg_type, u32 sender,
                                                         u64 correlation, u64 hlc, const void* payload, u32 run) {
   RK_OC_ONLY(const long long oc0 = clock64();)
+  RK_HOP_ONLY(HopPathStamp(kHpCallIn);)
   RK_ASK_STAMP(correlation, kStampCallIn, GlobalTimerNs());
   Ctx ctx;
   CtxData& d = ctx.d_;
@@ -387,6 +388,7 @@ __device__ __noinline__ HandlerOutcome RunThreadHandler(const SystemParams* sys,
   d.run = run;
   RK_ASK_STAMP(correlation, kStampHandlerIn, GlobalTimerNs());
   RK_OC_ONLY(const long long oc1 = clock64();)
+  RK_HOP_ONLY(HopPathStamp(kHpDispatch);)
   DispatchThread(actor_type, state, msg_type, payload, ctx);
   RK_OC_ONLY(const long long oc2 = clock64();)
   RK_ASK_STAMP(correlation, kStampHandlerOut, GlobalTimerNs());
@@ -522,7 +524,7 @@ __device__ u32 ServeMailbox(WorkerThread& w, OwnedActor& o, DirectSlot* direct, 
   while (n < sys->batch_max) {
     RK_OC_ONLY(const long long oc0 = clock64();)
     RK_HOP_CYCLE(w, kHcPollIn);
-    RK_HOP_ONLY(const u64 hop_poll = GlobalTimerNs();)
+    RK_HOP_ONLY(const u64 hop_poll = GlobalTimerNs(); const long long hop_poll_cyc = clock64();)
     u64* slot = MailboxSlotAt(o.box, o.log2, o.slot_bytes, o.head);
     const u32 flag = LlFlag(o.head, o.log2);
     MailRecord r;
@@ -553,7 +555,7 @@ __device__ u32 ServeMailbox(WorkerThread& w, OwnedActor& o, DirectSlot* direct, 
       break;
     }
     RK_OC_ONLY(const long long oc1 = clock64();)
-    RK_HOP_ONLY(const u64 hop_taken = GlobalTimerNs();)
+    RK_HOP_ONLY(const u64 hop_taken = GlobalTimerNs(); const long long hop_taken_cyc = clock64();)
     RK_OC_ADD(kOcTaken, 1);
     RK_OC_ADD(kOcTake, oc1 - oc0);
     if (!(r.h.flags & kMailVoid)) MarkRunning(w, RunningEntry(o.index, r.h.type));
@@ -594,8 +596,13 @@ __device__ u32 ServeMailbox(WorkerThread& w, OwnedActor& o, DirectSlot* direct, 
       hop_row[kHopPrevPollIn] = w.hop_prev_in;
       hop_row[kHopPrevPollOut] = w.hop_prev_out;
       hop_row[kHopHandleIn] = GlobalTimerNs();
+      hop_row[kHopPathCycles + kHpPollIn] = static_cast<unsigned long long>(hop_poll_cyc);
+      hop_row[kHopPathCycles + kHpTaken] = static_cast<unsigned long long>(hop_taken_cyc);
+      hop_row[kHopPathCycles + kHpHandleIn] = static_cast<unsigned long long>(clock64());
     })
+    RK_HOP_ONLY(if (threadIdx.x < 256) rk_hop_current[threadIdx.x] = hop_row;)
     const Handled handled = HandleOne(w, o, r, staged);
+    RK_HOP_ONLY(if (threadIdx.x < 256) rk_hop_current[threadIdx.x] = nullptr;)
     RK_HOP_ONLY(if (hop_row != nullptr) hop_row[kHopHandleOut] = GlobalTimerNs();)
     RK_HOP_ONLY(w.hop_after = hop_row; w.hop_done = 0;)
     RK_HOP_CYCLE(w, kHcHandleOut);
@@ -1933,6 +1940,7 @@ __device__ void WorkerLoop(const SystemParams* sys, u32 worker, u8* smem) {
   w.out = &s_out;
   w.running = 0;
   RK_HOP_ONLY(w.hop_prev_in = w.hop_prev_out = 0; w.hop_after = nullptr; w.hop_done = 0;)
+  RK_HOP_ONLY(if (tid < 256) rk_hop_current[tid] = nullptr;)
   WorkerShared sh;
   sh.pending = reinterpret_cast<u32*>(smem + AlignUp(sys->scratch_bytes, 16));
   sh.smem = smem;
