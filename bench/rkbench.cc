@@ -305,16 +305,14 @@ absl::Status AskStamps(Runtime& runtime, const Program& program, Recorder& rec, 
 absl::Status TimeRally(System& sys, Recorder& rec, const Options& o, const std::string& exp,
                        const std::string& prefix);
 
-// One K2K hop, timed on the GPU with %globaltimer: half of each round trip of
-// a rally between two actors on different workers. First, while no actor
-// system holds the SMs, its floor in the same process: two blocks
-// ping-ponging a fenced flag through global memory (raw_flag_one_way).
 // In a measurement build of the program (`actorc build handlers/bench.cu
 // -D RK_HOP_STAMPS`), the steps of each record of the rally's channels, from
 // the stamps the device runtime took (rt_base.cuh, HopStamp): the send to its
 // stores, the stores to the receiver's poll that took it, that poll, the take
-// to the handler's call, the call; and the gap between the receiver's poll
-// before it and that poll. Nothing in other builds (the program has no
+// to the handler's call, the call; the gap between the receiver's poll
+// before it and that poll; the owner loop's steps after the handler
+// (HopCycleStep) and the record's way to the next record's stores
+// (HopPathStep), in cycles. Nothing in other builds (the program has no
 // rk_hop_stamps).
 void HopStampSteps(System& sys, Recorder& rec, const std::string& exp) {
   constexpr size_t kRows = 4096, kStamps = 48, kCycles = 16, kCycleSteps = 13, kPath = 32;
@@ -376,6 +374,10 @@ void HopStampSteps(System& sys, Recorder& rec, const std::string& exp) {
   std::printf("hop: %d records followed from the poll to the next record's stores\n", p);
 }
 
+// One K2K hop, timed on the GPU with %globaltimer: half of each round trip of
+// a rally between two actors on different workers. First, while no actor
+// system holds the SMs, its floor in the same process: two blocks
+// ping-ponging a fenced flag through global memory (raw_flag_one_way).
 absl::Status K2kHop(Runtime& runtime, const Program& program, Recorder& rec, const Options& o) {
   const std::string exp = "k2k_hop";
   if (!o.skip_baselines) {
