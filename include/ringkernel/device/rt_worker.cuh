@@ -513,9 +513,11 @@ __device__ u32 ServeMailbox(WorkerThread& w, OwnedActor& o, DirectSlot* direct, 
   u32 spins = 0;
   u32 stored = 0;  // n when the counters last went back to the actor's slot
   RK_OC_ADD(kOcServeCalls, 1);
+  // (RK_HOP_STAMPS: the first call after the one that handled the record
+  // ends its row.)
   RK_HOP_ONLY(if (w.hop_after != nullptr && (w.hop_done & (1u << kHopServeOut)) != 0) {
     RK_HOP_CYCLE(w, kHcNextServe);
-    w.hop_after[kHopNextServe] = GlobalTimerNs();
+    RK_HOP_STAMP(w, kHopNextServe, GlobalTimerNs());
     w.hop_after = nullptr;
   })
 #if RK_STREAM_RUNS_ON
