@@ -114,7 +114,7 @@ def role_legend(ax, param_sets: list[dict[str, str]]) -> None:
 
 def _save(fig, path: Path) -> Path:
     fig.tight_layout()
-    fig.savefig(path, format="svg", bbox_inches="tight", metadata={"Date": None})
+    fig.savefig(path, format="svg", bbox_inches="tight", dpi=150, metadata={"Date": None})
     plt.close(fig)
     return path
 
@@ -200,7 +200,9 @@ def plot_box(data: Dataset, experiment: str, outdir: Path) -> list[Path]:
             showfliers=True,
             patch_artist=True,
             medianprops={"color": "black", "linewidth": 1.2},
-            flierprops={"marker": "x", "markersize": 3, "markeredgecolor": "#444444", "alpha": 0.6},
+            # The outliers and the points (thousands a box) are drawn as one
+            # image each in the SVG: as vectors, a figure took a megabyte.
+            flierprops={"marker": "x", "markersize": 3, "markeredgecolor": "#444444", "alpha": 0.6, "rasterized": True},
         )
         for patch, colour in zip(box["boxes"], colours):
             patch.set_facecolor(colour)
@@ -210,7 +212,7 @@ def plot_box(data: Dataset, experiment: str, outdir: Path) -> list[Path]:
             if sample.size > MAX_POINTS_PER_BOX:
                 shown = rng.choice(sample, MAX_POINTS_PER_BOX, replace=False)
             jitter = rng.uniform(-0.07, 0.07, shown.size)
-            ax.scatter(pos + 0.36 + jitter, shown, s=3, color=colour, alpha=0.45, linewidths=0)
+            ax.scatter(pos + 0.36 + jitter, shown, s=3, color=colour, alpha=0.45, linewidths=0, rasterized=True)
         ax.set_xticks(positions)
         ax.set_xticklabels([f"{_label(g)}\n(n={s.size})" for g, s in zip(gs, samples)], rotation=30, ha="right")
         if _use_log([float(v) for s in samples for v in (s.min(), s.max())]):
