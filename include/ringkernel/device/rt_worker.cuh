@@ -70,7 +70,7 @@ struct OwnedActor {
   u32 inline_words;
   u32 slot_bytes;
   u32 failed;
-  u32 hot;           // polls left with a wide load (a message came recently)
+  u32 hot;           // calls left with a wide poll (a message came recently), and the spin's flags (kHotCalls)
   u32 quiet;         // polls in a row that found the mailbox empty
   u32 source;        // what `box` is: 0 the mailbox, k + 1 channel entry k (SwapInChannel)
   u32 look;          // a kMailChannel record was taken: a sender opened a channel (channel.h)
@@ -495,6 +495,21 @@ __device__ Handled HandleOne(WorkerThread& w, OwnedActor& o, const MailRecord& r
 // Polls of an empty mailbox in a row that ServeMailbox makes for a hot
 // actor before it returns.
 constexpr u32 kHotSpinPolls = 8;
+// The same for an actor in a conversation: one whose last spin ran out and
+// whose next message was then at the head in the next call, within one step
+// of the worker loop. A reply to what its handler sent comes back a round
+// trip later (two hops, some 3.3 µs), past the short spin (about 1.8 µs),
+// and waited for the loop's step (some 2 µs) until the spin ran this long.
+// The long spin ends at once for a hand-over, as the short one does; one
+// that runs out ends the conversation.
+constexpr u32 kLongSpinPolls = 32;
+
+// OwnedActor::hot: the low byte counts calls left with a wide poll; the
+// flags above it steer the spin.
+constexpr u32 kHotCalls = 0xFFu;
+constexpr u32 kHotRanOut = 0x100u;  // the last call's short spin ran out
+constexpr u32 kHotLong = 0x200u;    // in a conversation: spin up to kLongSpinPolls
+__device__ __forceinline__ bool IsHot(const OwnedActor& o) { return (o.hot & kHotCalls) != 0; }
 
 // Empty polls in a row after which an owner writes its counters back and
 // hands consumed slots to producers.
@@ -512,6 +527,7 @@ __device__ u32 ServeMailbox(WorkerThread& w, OwnedActor& o, DirectSlot* direct, 
   u32 n = 0;
   u32 spins = 0;
   u32 stored = 0;  // n when the counters last went back to the actor's slot
+  u32 ran_out = 0;  // kHotRanOut: the short spin ran out; kHotLong: the long one did
   RK_OC_ADD(kOcServeCalls, 1);
   // (RK_HOP_STAMPS: the first call after the one that handled the record
   // ends its row.)
@@ -530,32 +546,42 @@ __device__ u32 ServeMailbox(WorkerThread& w, OwnedActor& o, DirectSlot* direct, 
     u64* slot = MailboxSlotAt(o.box, o.log2, o.slot_bytes, o.head);
     const u32 flag = LlFlag(o.head, o.log2);
     MailRecord r;
-    if (!MailboxTryTake(slot, o.inline_words, flag, o.hot != 0, &r, w.buf)) {
+    if (!MailboxTryTake(slot, o.inline_words, flag, IsHot(o), &r, w.buf)) {
       RK_HOP_ONLY(w.hop_prev_in = hop_poll; w.hop_prev_out = GlobalTimerNs();)
       RK_HOP_CYCLE(w, kHcPollOut);
       RK_OC_ADD(kOcEmptyPolls, 1);
       RK_OC_ADD(kOcEmpty, clock64() - oc0);
       // A hot resident actor polls again at once, up to kHotSpinPolls
-      // times, rather than go round the worker loop first — also right
-      // after it handled messages: the reply to what its handler sent comes
-      // back within a few polls, and a message that lands meanwhile waits
-      // one poll, not the loop's step (some 4,000 cycles of one thread,
-      // RK_HOP_STAMPS) — until a host message is handed over to it: that is
-      // taken once this returns.
-      if (resident && o.hot != 0 && spins < kHotSpinPolls &&
-          (direct == nullptr || SlotGet(&direct->tail) == SlotGet(&direct->head))) {
-        // The counters of what was handled go back before the spin, as
-        // after every batch (below): a flush the host asks for once it has
-        // a handler's reply must find that message counted.
-        if (n != stored) {
-          StoreOwned(o);
-          stored = n;
+      // times (kLongSpinPolls in a conversation), rather than go round the
+      // worker loop first — also right after it handled messages: the reply
+      // to what its handler sent comes back within a few polls, and a
+      // message that lands meanwhile waits one poll, not the loop's step
+      // (some 4,000 cycles of one thread, RK_HOP_STAMPS) — until a host
+      // message is handed over to it: that is taken once this returns.
+      if (resident && IsHot(o)) {
+        const u32 spin_max = (o.hot & kHotLong) != 0 ? kLongSpinPolls : kHotSpinPolls;
+        if (direct != nullptr && SlotGet(&direct->tail) != SlotGet(&direct->head)) {
+          // A hand-over soon after a spin ran out: a conversation too.
+          if ((o.hot & kHotRanOut) != 0) o.hot = (o.hot & ~kHotRanOut) | kHotLong;
+        } else if (spins < spin_max) {
+          // The counters of what was handled go back before the spin, as
+          // after every batch (below): a flush the host asks for once it
+          // has a handler's reply must find that message counted.
+          if (n != stored) {
+            StoreOwned(o);
+            stored = n;
+          }
+          ++spins;
+          continue;
+        } else {
+          ran_out = spin_max == kLongSpinPolls ? kHotLong : kHotRanOut;
         }
-        ++spins;
-        continue;
       }
       break;
     }
+    // A message soon after the last spin ran out (in this call, or at the
+    // first poll of this call, within a step of the loop): a conversation.
+    if ((o.hot & kHotRanOut) != 0) o.hot = (o.hot & ~kHotRanOut) | kHotLong;
     RK_OC_ONLY(const long long oc1 = clock64();)
     RK_HOP_ONLY(const u64 hop_taken = GlobalTimerNs(); const long long hop_taken_cyc = clock64();)
     RK_OC_ADD(kOcTaken, 1);
@@ -645,13 +671,21 @@ __device__ u32 ServeMailbox(WorkerThread& w, OwnedActor& o, DirectSlot* direct, 
       break;
     }
   }
+  // A short spin that ran out sets kHotRanOut; a long one that ran out in
+  // a call that took nothing ends the conversation. The flags go when the
+  // actor cools.
+  u32 calls = o.hot & kHotCalls;
+  u32 flags = o.hot & (kHotLong | kHotRanOut);
+  if (ran_out == kHotRanOut) flags = kHotRanOut;
+  if (ran_out == kHotLong && n == 0) flags = 0;
   if (n != 0) {
-    o.hot = 64;
+    calls = 64;
     o.quiet = 0;
   } else {
-    if (o.hot != 0) --o.hot;
+    if (calls != 0) --calls;
     ++o.quiet;
   }
+  o.hot = calls != 0 ? flags | calls : 0;
   // Consumed slots go back to producers when the actor is dropped from
   // registers or the block takes over, and otherwise once the mailbox has
   // stayed empty for a few polls: each release is a fence that waits for
@@ -1593,7 +1627,7 @@ __device__ u32 ServeDirect(WorkerThread& w, OwnedActor& o, DirectSlot* d) {
     ++o.direct;
     ++n;
   }
-  o.hot = 64;
+  o.hot = (o.hot & ~kHotCalls) | 64;
   o.quiet = 0;
   if (o.failed) SlotSet(&d->failed, 1);
   StoreOwned(o);
@@ -1736,7 +1770,7 @@ __device__ __forceinline__ void WorkerRoleLoop(const SystemParams* sys, u32 work
         bool drained = true;
         if (rx_bits != 0) {
           sources = (rx_bits & 0xFFu) << 1;
-          if ((rx_bits >> 8) == 0 || mine.hot != 0 || (iterations & 3) == 0) {
+          if ((rx_bits >> 8) == 0 || IsHot(mine) || (iterations & 3) == 0) {
             sources |= 1;
           } else {
             drained = false;
@@ -1751,7 +1785,7 @@ __device__ __forceinline__ void WorkerRoleLoop(const SystemParams* sys, u32 work
           drained = serve(mine, first | src << 24, my_direct, true) && drained;
           if (src != 0) {
             const u32 k = src - 1;
-            rx_bits = (rx_bits & ~(0x100u << k)) | (mine.hot != 0 ? 0x100u << k : 0u);
+            rx_bits = (rx_bits & ~(0x100u << k)) | (IsHot(mine) ? 0x100u << k : 0u);
             SwapOutChannel(mine, my_rx, k, saved);
             // The block reloads the actor, mailbox head included.
             if (want_block) ReleaseOwned(mine);
