@@ -509,6 +509,7 @@ constexpr u32 kLongSpinPolls = 32;
 constexpr u32 kHotCalls = 0xFFu;
 constexpr u32 kHotRanOut = 0x100u;  // the last call's short spin ran out
 constexpr u32 kHotLong = 0x200u;    // in a conversation: spin up to kLongSpinPolls
+constexpr u32 kHotCut = 0x400u;     // this call's spin ended for a hand-over (read and cleared by the owner loop)
 __device__ __forceinline__ bool IsHot(const OwnedActor& o) { return (o.hot & kHotCalls) != 0; }
 
 // Empty polls in a row after which an owner writes its counters back and
@@ -528,6 +529,7 @@ __device__ u32 ServeMailbox(WorkerThread& w, OwnedActor& o, DirectSlot* direct, 
   u32 spins = 0;
   u32 stored = 0;  // n when the counters last went back to the actor's slot
   u32 ran_out = 0;  // kHotRanOut: the short spin ran out; kHotLong: the long one did
+  bool cut = false;  // the spin ended for a hand-over
   RK_OC_ADD(kOcServeCalls, 1);
   // (RK_HOP_STAMPS: the first call after the one that handled the record
   // ends its row.)
@@ -563,6 +565,7 @@ __device__ u32 ServeMailbox(WorkerThread& w, OwnedActor& o, DirectSlot* direct, 
         if (direct != nullptr && SlotGet(&direct->tail) != SlotGet(&direct->head)) {
           // A hand-over soon after a spin ran out: a conversation too.
           if ((o.hot & kHotRanOut) != 0) o.hot = (o.hot & ~kHotRanOut) | kHotLong;
+          cut = spins != 0;
         } else if (spins < spin_max) {
           // The counters of what was handled go back before the spin, as
           // after every batch (below): a flush the host asks for once it
@@ -685,7 +688,7 @@ __device__ u32 ServeMailbox(WorkerThread& w, OwnedActor& o, DirectSlot* direct, 
     if (calls != 0) --calls;
     ++o.quiet;
   }
-  o.hot = calls != 0 ? flags | calls : 0;
+  o.hot = (calls != 0 ? flags | calls : 0) | (cut ? kHotCut : 0u);
   // Consumed slots go back to producers when the actor is dropped from
   // registers or the block takes over, and otherwise once the mailbox has
   // stayed empty for a few polls: each release is a fence that waits for
@@ -1776,6 +1779,7 @@ __device__ __forceinline__ void WorkerRoleLoop(const SystemParams* sys, u32 work
             drained = false;
           }
         }
+        const u32 first_src = __ffs(sources) - 1;
         do {
           const u32 src = __ffs(sources) - 1;
           sources &= sources - 1;
@@ -1783,6 +1787,16 @@ __device__ __forceinline__ void WorkerRoleLoop(const SystemParams* sys, u32 work
           if (src != 0) saved = SwapInChannel(mine, my_rx, src - 1);
           // A block handler's queue entry names the source (RunBlockMessage).
           drained = serve(mine, first | src << 24, my_direct, true) && drained;
+          if ((mine.hot & kHotCut) != 0) {
+            // This source's spin ended for a hand-over: the sources served
+            // before it in this iteration were found empty that long ago,
+            // and a message that landed in one since may have come before
+            // the host message (its sender, say, told the host it had sent
+            // it). The hand-over then waits for their heads to pass their
+            // tails (below).
+            if (src != first_src) drained = false;
+            mine.hot &= ~kHotCut;
+          }
           if (src != 0) {
             const u32 k = src - 1;
             rx_bits = (rx_bits & ~(0x100u << k)) | (IsHot(mine) ? 0x100u << k : 0u);
