@@ -1578,11 +1578,11 @@ __device__ void RunBlockMessage(WorkerThread& w, u32 queued, u8* smem, u64* s_hl
   BlockBarrier();
 }
 
-// Takes the messages the poller handed over in `d`, if any, and handles
-// them in order. Only after the messages queued before them (see the top of
-// this file). Returns how many.
-__device__ u32 ServeDirect(WorkerThread& w, OwnedActor& o, DirectSlot* d) {
-  const u32 tail = SlotGet(&d->tail);
+// Takes the messages the poller handed over in `d` before `tail` (a tail of
+// the slot the owner read), if any, and handles them in order. Only after
+// the messages queued before them (see the top of this file and the owner
+// loop). Returns how many.
+__device__ u32 ServeDirect(WorkerThread& w, OwnedActor& o, DirectSlot* d, u32 tail) {
   u32 head = SlotGet(&d->head);
   if (tail == head) return 0;
 #ifdef RK_ASK_STAMPS
@@ -1689,6 +1689,7 @@ __device__ __forceinline__ void WorkerRoleLoop(const SystemParams* sys, u32 work
   // first found, or kNoMark.
   constexpr u64 kNoMark = ~u64{0};
   u64 direct_mark = kNoMark;
+  u32 direct_mark_tail = 0;  // the hand-over slot's tail read before the marks
   RK_OC_ONLY(long long oc_returned = 0;)
   // The resident actor's channels (my_rx), kept here so that an iteration
   // reads no shared memory for an actor that has none: bit k, entry k is a
@@ -1780,6 +1781,9 @@ __device__ __forceinline__ void WorkerRoleLoop(const SystemParams* sys, u32 work
           }
         }
         const u32 first_src = __ffs(sources) - 1;
+        // The hand-overs that came before any source is polled in this
+        // iteration: the ones a drained iteration may take (below).
+        u32 direct_limit = my_direct != nullptr ? SlotGet(&my_direct->tail) : 0u;
         do {
           const u32 src = __ffs(sources) - 1;
           sources &= sources - 1;
@@ -1788,13 +1792,14 @@ __device__ __forceinline__ void WorkerRoleLoop(const SystemParams* sys, u32 work
           // A block handler's queue entry names the source (RunBlockMessage).
           drained = serve(mine, first | src << 24, my_direct, true) && drained;
           if ((mine.hot & kHotCut) != 0) {
-            // This source's spin ended for a hand-over: the sources served
-            // before it in this iteration were found empty that long ago,
-            // and a message that landed in one since may have come before
-            // the host message (its sender, say, told the host it had sent
-            // it). The hand-over then waits for their heads to pass their
-            // tails (below).
-            if (src != first_src) drained = false;
+            // This source's spin ended for a hand-over: its last poll came
+            // just before the hand-over was seen, and the sources after it
+            // are polled after. So if it is the first source, a drained
+            // iteration may take what the spin saw. (A later source's spin
+            // leaves the sources before it found empty that long ago: a
+            // message that landed in one since may have come before the
+            // hand-over — its sender, say, told the host it had sent it.)
+            if (src == first_src) direct_limit = SlotGet(&my_direct->tail);
             mine.hot &= ~kHotCut;
           }
           if (src != 0) {
@@ -1820,7 +1825,7 @@ __device__ __forceinline__ void WorkerRoleLoop(const SystemParams* sys, u32 work
         if (my_direct != nullptr) {
           if (drained) {
             RK_OC_ONLY(const long long oc_d = clock64();)
-            const u32 nd = ServeDirect(w, mine, my_direct);
+            const u32 nd = ServeDirect(w, mine, my_direct, direct_limit);
             RK_OC_ONLY(if (nd != 0) RK_OC_ADD(kOcServeDirect, clock64() - oc_d);)
             did |= nd;
             direct_mark = kNoMark;
@@ -1830,7 +1835,10 @@ __device__ __forceinline__ void WorkerRoleLoop(const SystemParams* sys, u32 work
             // taken once each head has passed the tail seen when it was
             // first found, i.e. after the messages queued before it.
             if (direct_mark == kNoMark) {
-              // (A tail never reaches kNoMark: 2^64 messages.)
+              // (A tail never reaches kNoMark: 2^64 messages.) The
+              // hand-overs seen before the marks are read are the ones
+              // they cover.
+              direct_mark_tail = SlotGet(&my_direct->tail);
               direct_mark = LoadRelaxedGpu(&mine.box->tail.value);
               if (rx_bits != 0) {
                 for (u32 active = rx_bits & 0xFFu; active != 0; active &= active - 1) {
@@ -1847,7 +1855,7 @@ __device__ __forceinline__ void WorkerRoleLoop(const SystemParams* sys, u32 work
                 }
               }
               if (passed) {
-                did |= ServeDirect(w, mine, my_direct);
+                did |= ServeDirect(w, mine, my_direct, direct_mark_tail);
                 direct_mark = kNoMark;
               }
             }
