@@ -503,6 +503,11 @@ constexpr u32 kHotSpinPolls = 8;
 // The long spin ends at once for a hand-over, as the short one does; one
 // that runs out ends the conversation.
 constexpr u32 kLongSpinPolls = 32;
+// The most empty polls one call makes in all (each wait of a conversation
+// has kLongSpinPolls): a conversation's call ends after some 30 µs of
+// waiting, and the thread's other actors and the block's requests get
+// their turn.
+constexpr u32 kSpinCallPolls = 4 * kLongSpinPolls;
 
 // OwnedActor::hot: the low byte counts calls left with a wide poll; the
 // flags above it steer the spin.
@@ -526,7 +531,8 @@ __device__ u32 ServeMailbox(WorkerThread& w, OwnedActor& o, DirectSlot* direct, 
   const SystemParams* sys = w.sys;
   const u64 capacity = u64{1} << o.log2;
   u32 n = 0;
-  u32 spins = 0;
+  u32 spins = 0;  // empty polls in a row (in all, outside a conversation)
+  u32 spun = 0;   // empty polls in this call
   u32 stored = 0;  // n when the counters last went back to the actor's slot
   u32 ran_out = 0;  // kHotRanOut: the short spin ran out; kHotLong: the long one did
   bool cut = false;  // the spin ended for a hand-over
@@ -565,8 +571,8 @@ __device__ u32 ServeMailbox(WorkerThread& w, OwnedActor& o, DirectSlot* direct, 
         if (direct != nullptr && SlotGet(&direct->tail) != SlotGet(&direct->head)) {
           // A hand-over soon after a spin ran out: a conversation too.
           if ((o.hot & kHotRanOut) != 0) o.hot = (o.hot & ~kHotRanOut) | kHotLong;
-          cut = spins != 0;
-        } else if (spins < spin_max) {
+          cut = true;
+        } else if (spins < spin_max && spun < kSpinCallPolls) {
           // The counters of what was handled go back before the spin, as
           // after every batch (below): a flush the host asks for once it
           // has a handler's reply must find that message counted.
@@ -575,8 +581,9 @@ __device__ u32 ServeMailbox(WorkerThread& w, OwnedActor& o, DirectSlot* direct, 
             stored = n;
           }
           ++spins;
+          ++spun;
           continue;
-        } else {
+        } else if (spins >= spin_max) {
           ran_out = spin_max == kLongSpinPolls ? kHotLong : kHotRanOut;
         }
       }
@@ -585,6 +592,10 @@ __device__ u32 ServeMailbox(WorkerThread& w, OwnedActor& o, DirectSlot* direct, 
     // A message soon after the last spin ran out (in this call, or at the
     // first poll of this call, within a step of the loop): a conversation.
     if ((o.hot & kHotRanOut) != 0) o.hot = (o.hot & ~kHotRanOut) | kHotLong;
+    // In a conversation each wait has the long spin's polls (the call's
+    // polls stay bounded by kSpinCallPolls); otherwise the call has
+    // kHotSpinPolls in all.
+    if ((o.hot & kHotLong) != 0) spins = 0;
     RK_OC_ONLY(const long long oc1 = clock64();)
     RK_HOP_ONLY(const u64 hop_taken = GlobalTimerNs(); const long long hop_taken_cyc = clock64();)
     RK_OC_ADD(kOcTaken, 1);
