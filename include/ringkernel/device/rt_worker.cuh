@@ -31,12 +31,12 @@
 //     the actor's mailbox as any producer would. Per (host, actor) FIFO
 //     holds: the poller hands over directly only while none of the actor's
 //     host messages wait in its mailbox, and forwards only while its
-//     hand-over ring is empty. An owner takes its hand-overs after finding
-//     its mailbox and its channels empty (and no channel opened that it has
-//     not looked at), or once each of their heads has passed the tail it saw
-//     when it found them waiting: a host message does not overtake the K2K
-//     messages already there, and an actor that keeps itself busy still gets
-//     it.
+//     hand-over ring is empty. An owner takes the hand-overs it saw before
+//     it found its mailbox and its channels empty (and no channel opened
+//     that it has not looked at), or once each of their heads has passed the
+//     tail it read after it saw them waiting: a host message does not
+//     overtake the K2K messages already there, and an actor that keeps
+//     itself busy still gets it.
 //   * Block handlers: the owner queues the actor in shared memory and raises
 //     a request; every warp checks the request each iteration and the block
 //     meets at a barrier to run them. No barrier otherwise.
