@@ -212,7 +212,7 @@ absl::StatusOr<GeneratedUnit> GenerateUnit(const HandlerModel& model, const Buil
           w.Line("        {");
           w.Line("          Ctx c = ctx;");
           // Built with RK_STREAM_RUNS: a stream's later records of the same
-          // type run here too, one after another (RunNext, rt_worker.cuh),
+          // type run here too, one after another (RunNext, rt_dispatch.cuh),
           // the handler's call paid once per run.
           w.Line("#if RK_STREAM_RUNS_ON");
           w.Line(absl::StrCat("          ::", a.name, "* run_self = self;"));

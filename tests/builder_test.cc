@@ -178,7 +178,7 @@ TEST(DiagnosticBuildTest, TheBenchProgramBuildsWithHopStampsAndExportsTheirTable
 }
 
 // The build option that runs a stream's records several to a handler's call
-// (RK_STREAM_RUNS, rt_worker.cuh): the bench program builds with it for both
+// (RK_STREAM_RUNS, rt_dispatch.cuh): the bench program builds with it for both
 // architectures without spilling, and only then has the runs' shared state.
 TEST(StreamRunsBuildTest, TheBenchProgramBuildsWithStreamRunsWithoutSpilling) {
   Builder::Options o;

@@ -2,7 +2,7 @@
 //
 // K2K channels (include/ringkernel/device/channel.h) driven by host threads
 // under ThreadSanitizer, with the functions the device runtime calls, in the
-// order rt_send.cuh and rt_worker.cuh call them: producer threads play
+// order rt_send.cuh and rt_owner.cuh call them: producer threads play
 // sending worker threads — each, whenever its sends change receiver, looks
 // for its channel (ChannelFind); without one, while the receiver may still
 // give one (ChannelMayOpen), its next send reserves a mailbox position

@@ -6,14 +6,14 @@
 // producer threads claim with LlTryClaimUnits (which writes the skips) and
 // write with LlWriteRecord — the code System::Send runs — and one consumer
 // reads with LlTryReadUnits, which follows the same rules as the GPU
-// poller's window (rt_worker.cuh), and releases units with LlRelease.
+// poller's window (rt_poller.cuh), and releases units with LlRelease.
 //
 // Records name their producer and sequence number and carry payloads of
 // every size from 0 to the maximum, so the consumer proves that nothing was
 // lost, duplicated, reordered per producer or torn, and that skips run
 // exactly to the ring's end. In the last tests a producer stops in the middle
 // of some records, and a consumer that follows the poller's hole rule
-// (rt_worker.cuh, "Holes") takes the records behind them meanwhile.
+// (rt_poller.cuh, "Holes") takes the records behind them meanwhile.
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -108,7 +108,7 @@ class UnitRing {
   u64 head() const { return LoadAcquireSys(&header_->head.value); }
   // The ring as its producers see it (runtime/ring_owner.h).
   RingRef Ref() { return RingRef{slots(), capacity_log2_, max_payload_, &tail_.value, &cached_head_.value, &header_->head.value}; }
-  // What hole mode's look at `pos` finds (rt_worker.cuh, HostHoleLook):
+  // What hole mode's look at `pos` finds (rt_poller.cuh, HostHoleLook):
   // whole or not, then the writer word.
   LlHoleLook Look(u64 pos, LlReadResult read) const {
     LlHoleLook look;
@@ -298,7 +298,7 @@ struct ConsumerResult {
 constexpr size_t kMaxHoles = 4;
 
 // Reads every record in ring order or, with `holes` on, as the GPU's poller
-// does (rt_worker.cuh, "Holes"): a record claimed but not whole for a while
+// does (rt_poller.cuh, "Holes"): a record claimed but not whole for a while
 // becomes a hole and the consumer reads on past it; while holes are open,
 // each step reads the record at the head, then the holes last first, and
 // takes the first of them it saw whole. Releases units only up to the first

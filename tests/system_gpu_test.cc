@@ -436,7 +436,7 @@ std::vector<Produced> TakeProducedReports(System& sys, int n, int count, absl::D
 }
 
 // A stream's messages run several to a handler's call in programs built
-// with RK_STREAM_RUNS (rt_worker.cuh, RunMore); the parameter builds the
+// with RK_STREAM_RUNS (rt_dispatch.cuh, RunMore); the parameter builds the
 // program with it. Either way: FIFO per sender with many senders into one
 // mailbox (the first test below), a message handed back with retry_later in
 // the middle of a stream comes back before the ones after it, and a failure

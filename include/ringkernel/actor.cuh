@@ -143,7 +143,7 @@ struct CtxData {
   u32 leader;       // a block handler's rank 0: the actor's owner thread
   u32 failed;       // set by ctx.fail
   u32 retry;        // set by ctx.retry_later
-  u32 run;          // records staged to run after this one in the same call (rt_worker.cuh)
+  u32 run;          // records staged to run after this one in the same call (rt_dispatch.cuh)
   // This invocation's send outcomes, added to the actor's counters by the
   // worker afterwards (a counter in memory would cost a round trip per send).
   u32 sent;

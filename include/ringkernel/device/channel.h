@@ -27,12 +27,13 @@
 // FIFO per (thread, receiver) holds because one thread's records to one
 // actor always travel the same way. (An actor's sends come from one thread:
 // its owner; in a block handler the owner is the leader, rank 0,
-// rt_worker.cuh.)
+// rt_block.cuh.)
 //
 // The receiver — the actor's owner thread, for actors held in an owner's
 // registers (open tables only) — learns of a channel from its kMailChannel
 // record, in mailbox order: a host message handed over after that record
-// is handled only after what the channel held (rt_worker.cuh). It then
+// is handled only after what the channel held (rt_worker.cuh's owner
+// loop). It then
 // serves the channel as it serves its mailbox: the same take
 // (MailboxTryTake), stamping and lazy release of `head`. The arena comes
 // zeroed from the host, and zero never matches a flag, so a new channel's

@@ -299,7 +299,7 @@ RK_HOST_DEVICE inline void LlStampUnusedWords(u64* slot, u32 slot_words, u32 fla
 // goes, before any other word of it is written. So a producer preempted in
 // the middle of its record holds up only that record: the reader, which
 // sees the size, can pass over it and take the complete records behind it
-// (rt_worker.cuh, "holes"). Producers find the end of the claimed records
+// (rt_poller.cuh, "holes"). Producers find the end of the claimed records
 // from a shared hint, passing over claims they find. A record the reader
 // took out of order has its type word stamped kLlTakenType, so that a walk
 // of what was never taken (Stop) passes over it.
@@ -341,7 +341,7 @@ RK_HOST_DEVICE inline u32 LlClaimExtent(u32 size, u64 pos, u32 capacity_log2, u3
 // The units that the record (or skip) with header `h` at unit `pos` takes,
 // or 0 if the header is corrupt: a skip that does not run exactly to the
 // ring's end, a payload over `max_payload`, a record that would wrap. The
-// host reader below and the GPU's poller (rt_worker.cuh) both judge records
+// host reader below and the GPU's poller (rt_poller.cuh) both judge records
 // by this.
 RK_HOST_DEVICE inline u32 LlRecordExtent(const LlHeader& h, u64 pos, u32 capacity_log2, u32 max_payload) {
   if ((h.type == kLlSkipType) != (h.size == kLlSkipSize)) return 0;
@@ -528,7 +528,7 @@ inline void LlClaimFor(u64* slots, u32 capacity_log2, u64 pos, u32 size) {
 }
 #endif  // !RK_ON_DEVICE
 
-// ---- Hole mode's choice (rt_worker.cuh, "Holes"). ----
+// ---- Hole mode's choice (rt_poller.cuh, "Holes"). ----
 //
 // What one look found at an open hole, or at the record at the head: whether
 // it is whole, and its writer tag (LlHeader::writer) where that word is

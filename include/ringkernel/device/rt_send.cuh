@@ -14,7 +14,7 @@
 // failed compare-and-swap that teaches the cursor the tail. The Ctx, its send cache
 // and a small message stay in registers throughout: the handler runs in a
 // function of its own whose Ctx never has its address taken
-// (RunThreadHandler, rt_worker.cuh), and nothing out of line takes a Ctx.
+// (RunThreadHandler, rt_dispatch.cuh), and nothing out of line takes a Ctx.
 //
 // Release/acquire pairs: see mailbox.h (the reservation's acquire of `head`
 // against the owner's release; the plain-area fence against the owner's

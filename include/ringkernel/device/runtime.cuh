@@ -9,8 +9,10 @@
 // One cooperative launch, `num_workers + 1` blocks, split by role:
 //   * rt_service.cuh — block 0: the control ingress (warp 0) and the monitor
 //     (warp 1);
-//   * rt_worker.cuh  — blocks 1..N: polling mailboxes and the worker's host
-//     ring, dispatch, block handlers, idling;
+//   * rt_worker.cuh  — blocks 1..N: the loop of each role, idling; its parts
+//     rt_dispatch.cuh (a thread handler's run), rt_owner.cuh (an actor's
+//     queues polled and served, hand-overs taken), rt_poller.cuh (the
+//     worker's host ring, warp 0) and rt_block.cuh (block handlers);
 //   * rt_send.cuh    — ctx.send / reply / fail: the K2K publication;
 //   * rt_outbound.cuh — GPU → host records (replies, dead letters, failures);
 //   * mailbox.h, ll_ring.h — the two protocols, shared with the host and the
