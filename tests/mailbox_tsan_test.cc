@@ -886,6 +886,55 @@ TEST(MailboxTest, VoidRecordsAreTakenWithoutPayload) {
   }
 }
 
+// MailboxLookSmall (a conversation's run waits with it for the next small
+// record): empty until every word of the header and payload is there; a
+// small inline record taken with its payload; a record of another kind
+// (void, plain, larger than asked for) told apart from an empty slot, so
+// that the run stops at it instead of waiting.
+TEST(MailboxTest, LookSmallTellsAnEmptySlotFromARecordOfAnotherKind) {
+  TestMailbox m(2, 1000, 0);  // a small inline payload fits; the largest goes plain
+  ASSERT_GE(m.inline_words(), kMailWideWords);
+  alignas(16) u32 buf[kMailInlineMaxWords];
+  MailHeader h;
+  const auto look = [&](u64 pos, u32 max_words) {
+    std::fill(std::begin(buf), std::end(buf), kSentinel);
+    return MailboxLookSmall(m.Slot(pos), m.inline_words(), m.Flag(pos), max_words, &h, buf);
+  };
+  // Empty, then every word but one, then whole: a 16-byte record.
+  const u32 size = 16, words = size / 4;
+  std::vector<u8> payload(size);
+  for (u32 i = 0; i < size; ++i) payload[i] = PayloadByte(3, 9, i);
+  const MailHeader want = HeaderFor(3, 9, size);
+  u32 hw[kMailHeaderWords];
+  MailHeaderToWords(want, hw);
+  u64 pos = 0;
+  EXPECT_EQ(look(pos, kMailWideWords), kLookEmpty);
+  for (u32 w = 0; w < kMailHeaderWords + words; ++w) {
+    const u32 data = w < kMailHeaderWords ? hw[w] : PayloadWord(payload.data(), size, w - kMailHeaderWords);
+    if (w != kMailHeaderWords + 1) StoreRelaxedGpu(m.Slot(pos) + w, LlWord(data, m.Flag(pos)));
+  }
+  EXPECT_EQ(look(pos, kMailWideWords), kLookEmpty) << "a payload word missing";
+  StoreRelaxedGpu(m.Slot(pos) + kMailHeaderWords + 1,
+                  LlWord(PayloadWord(payload.data(), size, 1), m.Flag(pos)));
+  ASSERT_EQ(look(pos, kMailWideWords), kLookTaken);
+  EXPECT_EQ(h.type, want.type);
+  EXPECT_EQ(h.sender, want.sender);
+  EXPECT_EQ(h.correlation, want.correlation);
+  EXPECT_EQ(h.hlc, want.hlc);
+  EXPECT_EQ(std::memcmp(buf, payload.data(), size), 0);
+  EXPECT_EQ(buf[words], kSentinel) << "copied past the payload";
+  // The same record, asked for at most 3 words: another kind, nothing copied.
+  EXPECT_EQ(look(pos, 3), kLookOther);
+  EXPECT_EQ(buf[0], kSentinel);
+  // A void record and a plain one.
+  WriteVoid(m, ++pos, 4);
+  EXPECT_EQ(look(pos, kMailWideWords), kLookOther);
+  ASSERT_LT(4 * m.inline_words(), m.max_payload());
+  Sender(1000).Write(m, ++pos, 5, 1);  // seq 1: the largest payload, in the plain area
+  EXPECT_EQ(look(pos, kMailWideWords), kLookOther);
+  EXPECT_EQ(buf[0], kSentinel);
+}
+
 // Stamping (MailboxStampUnused): at a lap that is a multiple of 2^30 (the
 // flag's low 30 bits zero), the owner writes the inline words a record did
 // not use with the lap's flag; at any other lap it writes nothing.

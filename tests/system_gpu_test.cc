@@ -1428,6 +1428,88 @@ TEST_P(StreamRunsTest, AFailureMidStreamHandlesExactlyTheMessagesBeforeItAndRepo
   EXPECT_TRUE(seen);
 }
 
+// A rally: each player waits for the other's ball, so its owner is in a
+// conversation and its handler's call waits for the next ball itself
+// (ConvRun, rt_dispatch.cuh). The server serves ball 1 to the receiver:
+// the receiver takes the odd balls, the server the even ones and the last.
+// Balls handed back with retry_later come back before the next one, and
+// the counts see every ball once.
+TEST_P(StreamRunsTest, ARallysBallsHandedBackComeBackInOrderAndEveryBallCountsOnce) {
+  auto sys = StartSystem();
+  ASSERT_NE(sys, nullptr);
+  const ActorId server = SpawnOrDie(*sys, "Rallyer", "server");
+  const ActorId receiver = SpawnOrDie(*sys, "Rallyer", "receiver");
+  const int kBalls = ::rk::testing::Scaled(4000) & ~1;  // even: the server ends the rally
+  ASSERT_TRUE(sys->Ask<RallyResult>(receiver, RallyPlay{server, kBalls, 5, 0, 0}, kAsk).ok());
+  ASSERT_TRUE(sys->Ask<RallyResult>(server, RallyPlay{receiver, kBalls, 6, 0, 1}, kAsk).ok());
+  absl::StatusOr<std::optional<Message>> m = sys->Receive(absl::Seconds(30));
+  ASSERT_TRUE(m.ok() && m->has_value()) << "the rally never ended";
+  absl::StatusOr<RallyResult> end = (*m)->As<RallyResult>();
+  ASSERT_TRUE(end.ok()) << end.status();
+  EXPECT_EQ(end->last, kBalls);
+  EXPECT_EQ(end->handled, kBalls / 2);
+  EXPECT_EQ(end->violations, 0) << "a ball handed back was overtaken";
+  EXPECT_EQ(end->retries, kBalls / 6) << "balls 6, 12, … each handed back once";
+  absl::StatusOr<RallyResult> r = sys->Ask<RallyResult>(receiver, RallyQuery{0}, kAsk);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->handled, kBalls / 2);
+  EXPECT_EQ(r->last, kBalls - 1);
+  EXPECT_EQ(r->violations, 0);
+  EXPECT_EQ(r->retries, ((kBalls - 1) / 5 + 1) / 2) << "the odd balls that are multiples of 5";
+  absl::StatusOr<StopReport> rep = sys->Stop();
+  ASSERT_TRUE(rep.ok()) << rep.status();
+  EXPECT_EQ(rep->unhandled, 0u) << rep->ToString();
+  for (const ActorStats& a : rep->actors) {
+    // Its balls, the play and (the receiver) the query: a hand-back is a
+    // delivery, not a handling.
+    if (a.name == "server") {
+      EXPECT_EQ(a.handled, static_cast<uint64_t>(kBalls / 2) + 1) << a.ToString();
+    }
+    if (a.name == "receiver") {
+      EXPECT_EQ(a.handled, static_cast<uint64_t>(kBalls / 2) + 2) << a.ToString();
+    }
+  }
+}
+
+// A player that fails in the middle of a rally: exactly the balls before
+// the failing one (and it) are handled, the failure is reported with its
+// code, and the other player gets no ball after it.
+TEST_P(StreamRunsTest, APlayerThatFailsMidRallyHandlesExactlyTheBallsUpToIt) {
+  auto sys = StartSystem();
+  ASSERT_NE(sys, nullptr);
+  const ActorId server = SpawnOrDie(*sys, "Rallyer", "server");
+  const ActorId receiver = SpawnOrDie(*sys, "Rallyer", "receiver");
+  const int kBalls = ::rk::testing::Scaled(4000) & ~1;
+  const int kFailAt = (kBalls / 2) | 1;  // a ball of the receiver's
+  ASSERT_TRUE(sys->Ask<RallyResult>(receiver, RallyPlay{server, kBalls, 0, kFailAt, 0}, kAsk).ok());
+  ASSERT_TRUE(sys->Ask<RallyResult>(server, RallyPlay{receiver, kBalls, 0, 0, 1}, kAsk).ok());
+  std::vector<ActorFailure> failures;
+  for (const absl::Time deadline = absl::Now() + absl::Seconds(30); failures.empty() && absl::Now() < deadline;) {
+    failures = sys->TakeFailures();
+    if (failures.empty()) absl::SleepFor(absl::Milliseconds(1));
+  }
+  ASSERT_EQ(failures.size(), 1u) << "the failure was never reported";
+  EXPECT_EQ(failures[0].name, "receiver");
+  EXPECT_EQ(failures[0].code, 78u);
+  absl::StatusOr<RallyResult> s = sys->Ask<RallyResult>(server, RallyQuery{0}, kAsk);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->last, kFailAt - 1) << "the server got a ball after the receiver failed";
+  EXPECT_EQ(s->handled, (kFailAt - 1) / 2);
+  EXPECT_EQ(s->violations, 0);
+  absl::StatusOr<StopReport> rep = sys->Stop();
+  ASSERT_TRUE(rep.ok()) << rep.status();
+  EXPECT_EQ(rep->unhandled, 0u) << rep->ToString();
+  bool seen = false;
+  for (const ActorStats& a : rep->actors) {
+    if (a.name != "receiver") continue;
+    seen = true;
+    // The play, then balls 1, 3, … kFailAt (the last of them failed it).
+    EXPECT_EQ(a.handled, static_cast<uint64_t>((kFailAt + 1) / 2) + 1) << a.ToString();
+    EXPECT_EQ(a.dead_lettered, 0u) << a.ToString();
+  }
+  EXPECT_TRUE(seen);
+}
+
 INSTANTIATE_TEST_SUITE_P(Build, StreamRunsTest, ::testing::Values(false, true),
                          [](const ::testing::TestParamInfo<bool>& p) {
                            return std::string(p.param ? "WithStreamRuns" : "Default");

@@ -505,6 +505,35 @@ RK_UNROLL
   return true;
 }
 
+// What a look at a slot for a small record found (MailboxLookSmall).
+constexpr u32 kLookEmpty = 0;  // no whole record yet
+constexpr u32 kLookTaken = 1;  // a small inline record: *h and buf filled
+constexpr u32 kLookOther = 2;  // a whole record that is not small (plain, void or larger than max_words)
+
+// As MailboxTryTakeSmall, but says whether a record that was not taken is
+// there at all: a caller that waits for the next small record stops at a
+// record of another kind instead of waiting for it to change.
+RK_HOST_DEVICE inline u32 MailboxLookSmall(const u64* slot, u32 inline_words, u32 flag, u32 max_words, MailHeader* h,
+                                           u32* buf) {
+  u64 w[kMailHeaderWords + kMailWideWords];
+  MailboxLoadFirstPass(slot, inline_words, 0, w);
+  if (!MailboxFirstHeader(w, flag, h)) return kLookEmpty;
+  if ((h->flags & (kMailPlain | kMailVoid)) != 0) return kLookOther;
+  const u32 words = (h->size + 3) / 4;
+  if (words > inline_words || words > max_words || words > kMailWideWords) return kLookOther;
+  u32 bad = 0;
+RK_UNROLL
+  for (u32 i = 0; i < kMailWideWords; ++i) {
+    if (i < words) bad |= LlWordFlag(w[kMailHeaderWords + i]) ^ flag;
+  }
+  if (bad != 0) return kLookEmpty;  // the header is there, some payload words not yet
+RK_UNROLL
+  for (u32 i = 0; i < kMailWideWords; ++i) {
+    if (i < words) buf[i] = LlData(w[kMailHeaderWords + i]);
+  }
+  return kLookTaken;
+}
+
 // After taking the record of a slot and before releasing it: once every
 // 2^30 laps, stamps the inline words the record did not use (see above).
 RK_HOST_DEVICE inline void MailboxStampUnused(u64* slot, u32 inline_words, u32 flag, const MailHeader& h) {

@@ -328,6 +328,146 @@ __device__ __noinline__ u32 StageRun(RunMore* m, MailboxHeader* box, u32 log2, u
 }
 #endif  // RK_STREAM_RUNS_ON
 
+// Conversation runs (builds without stream runs, tracing or hop stamps).
+// An actor in a conversation (kHotLong, rt_owner.cuh) that takes a small
+// K2K record lets the handler's call wait for the next one itself: after
+// the handler returns, RunThreadHandler polls the same queue at the next
+// position (ConversationPoll, with the owner's spin bounds and its
+// hand-over check), and when a small record of the same message type comes
+// it runs the handler again in the same call, the Ctx and the send cache
+// still in registers. A rally's reply then goes from the poll that takes it
+// to its handler without the owner's step back through ServeMailbox,
+// HandleOne and the call (some 900 cycles of one thread, RK_HOP_STAMPS).
+// The owner learns what the run took from the thread's ConvRun and moves
+// its head past those records, as after a stream run. A record of another
+// type or kind, a host message, a hand-over waiting, the end of the room
+// before producers get slots back, or a wait that used its polls ends the
+// run; the owner takes what comes next as before.
+#if !RK_STREAM_RUNS_ON && !defined(RK_TRACE) && !defined(RK_HOP_STAMPS) && !defined(RK_OWNER_CYCLES)
+#define RK_CONV_RUNS_ON 1
+#else
+#define RK_CONV_RUNS_ON 0
+#endif
+#if RK_CONV_RUNS_ON
+struct ConvRun {
+  u32* buf;                     // the owner's payload buffer (WorkerThread::buf), refilled per record
+  MailboxHeader* box;           // the queue (the mailbox or a channel)
+  DirectSlot* direct;           // the actor's hand-over ring, or null
+  ActorSlot* slot;
+  u64 pos;                      // the position of the next record
+  u32 log2, slot_bytes, inline_words, type;
+  u32 max;         // records the call may run after the first
+  u32 begun;       // records begun after the first
+  u32 ran;         // of those, handled (the owner moves its head past them)
+  u32 retry_next;  // the one after them asked to be retried: it stays at the head
+  u32 wait_polls;  // empty polls a wait may make
+  u32 spin_left;   // empty polls the call may still make
+  u32 spun;        // empty polls made
+  u32 ran_out;     // a wait used all its polls
+  u64 hlc;         // the actor's clock after the last record run
+  // The owner's counters before the call, for the write-back before a wait
+  // (a flush the host asks for once it has a reply must find it counted).
+  u64 handled, sent, send_full, send_no_actor, send_other;
+};
+#endif  // RK_CONV_RUNS_ON
+
+// What a worker thread keeps in its stack frame besides its payload buffer:
+// its send cache (WorkerThread::sends points at it) and, in builds with
+// conversation runs, the run's state. Local memory, not shared: only the
+// thread touches it, and the accesses right after a handler returns are
+// L1 hits that no tool instruments (a flush the host asks for after a
+// reply must find the handler counted, and the write-back comes first).
+struct ThreadFrame {
+  SendCache sends;  // first: a SendCache* is the frame's address
+#if RK_CONV_RUNS_ON
+  ConvRun conv;
+#endif
+};
+#if RK_CONV_RUNS_ON
+__device__ __forceinline__ ConvRun* ConvOf(SendCache* sends) { return &reinterpret_cast<ThreadFrame*>(sends)->conv; }
+
+struct ConvTake {
+  u32 ok;
+  u32 sender;
+  u64 correlation;
+  u64 hlc;
+};
+
+// Waits for the next small record of the run's type at c->pos, taking its
+// payload into c->buf. Out of line and called with values: its loads' registers
+// are not the handler's. Not taken: empty after the wait's polls, another
+// kind or type of record, or a hand-over waiting.
+__device__ __noinline__ ConvTake ConversationPoll(ConvRun* c, u32 sent, u32 send_full, u32 send_no_actor,
+                                                  u32 send_other, u64 hlc) {
+  ConvTake t{};
+  // The counters of what ran so far go back first (posted stores, after the
+  // handler's sends): a flush the host asks for once it has a handler's
+  // reply must find that message counted, and this wait may be long.
+  ActorSlot* s = c->slot;
+  s->hlc = hlc;
+  s->handled = c->handled + 1 + c->ran;
+  s->sent = c->sent + sent;
+  s->send_full = c->send_full + send_full;
+  s->send_no_actor = c->send_no_actor + send_no_actor;
+  s->send_other = c->send_other + send_other;
+  u32 polls = 0;
+  for (;;) {
+    u64* slot = MailboxSlotAt(c->box, c->log2, c->slot_bytes, c->pos);
+    const u32 flag = LlFlag(c->pos, c->log2);
+    MailHeader h;
+    const u32 look = MailboxLookSmall(slot, c->inline_words, flag, kMailWideWords, &h, c->buf);
+    if (look == kLookTaken) {
+      if (h.type != c->type || (h.flags & kMailIngress) != 0) return t;  // the owner's to take
+      MailboxStampUnused(slot, c->inline_words, flag, h);
+      ++c->pos;
+      t.ok = 1;
+      t.sender = h.sender;
+      t.correlation = h.correlation;
+      t.hlc = h.hlc;
+      return t;
+    }
+    if (look != kLookEmpty) return t;
+    if (c->direct != nullptr && SlotGet(&c->direct->tail) != SlotGet(&c->direct->head)) return t;
+    if (polls >= c->wait_polls || c->spin_left == 0) {
+      c->ran_out = polls >= c->wait_polls;
+      return t;
+    }
+    ++polls;
+    --c->spin_left;
+    ++c->spun;
+  }
+}
+
+// After a thread handler returned, in RunThreadHandler: whether the
+// conversation's run goes on, and if so with the next record's payload
+// (the Ctx refilled for it: sender, correlation, clock merged). As
+// RunNext: a run record's retry_later ends the run with it left at the
+// head; a failure ends it with the record handled.
+__device__ __forceinline__ bool ConversationNext(CtxData& d, SendCache* sends, const void** payload) {
+  if (__builtin_expect(d.run == 0, 1)) return false;
+  ConvRun* c = ConvOf(sends);
+  const u32 k = c->begun;
+  if (k != 0) {
+    if (d.retry && !d.failed) {
+      d.retry = 0;
+      c->retry_next = 1;
+      return false;
+    }
+    ++c->ran;
+  }
+  if ((d.failed | d.retry) != 0 || k >= c->max) return false;
+  const ConvTake t = ConversationPoll(c, d.sent, d.send_full, d.send_no_actor, d.send_other, d.hlc);
+  if (!t.ok) return false;
+  d.hlc = HlcMerge(d.hlc, t.hlc, GlobalTimerNs());
+  c->hlc = d.hlc;
+  d.sender = t.sender;
+  d.correlation = t.correlation;
+  *payload = c->buf;
+  c->begun = k + 1;
+  return true;
+}
+#endif  // RK_CONV_RUNS_ON
+
 // Runs one thread handler. Out of line and called with values only: its Ctx
 // is a local whose address never leaves it (the dispatch, the handlers and
 // the send path are inlined here), so the compiler keeps the Ctx and the
@@ -347,7 +487,15 @@ __device__ __noinline__ HandlerOutcome RunThreadHandler(const SystemParams* sys,
   RK_ASK_STAMP(correlation, kStampHandlerIn, GlobalTimerNs());
   RK_OC_ONLY(const long long oc1 = clock64();)
   RK_HOP_ONLY(HopPathStamp(kHpDispatch);)
+#if RK_CONV_RUNS_ON
+  // (One call site of the dispatch: the loop is around it, not in each case.)
+  for (;;) {
+    DispatchThread(actor_type, state, msg_type, payload, ctx);
+    if (!ConversationNext(d, sends, &payload)) break;
+  }
+#else
   DispatchThread(actor_type, state, msg_type, payload, ctx);
+#endif
   RK_OC_ONLY(const long long oc2 = clock64();)
   RK_ASK_STAMP(correlation, kStampHandlerOut, GlobalTimerNs());
   *sends = d.cache;
@@ -431,6 +579,15 @@ __device__ Handled HandleOne(WorkerThread& w, OwnedActor& o, const MailRecord& r
     if (more->ran != 0) {
       o.hlc = more->hlc;
       o.handled += more->ran;
+    }
+  }
+#endif
+#if RK_CONV_RUNS_ON
+  if (run != 0) {
+    const ConvRun* c = ConvOf(w.sends);
+    if (c->ran != 0) {
+      o.hlc = c->hlc;
+      o.handled += c->ran;
     }
   }
 #endif

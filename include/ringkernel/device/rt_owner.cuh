@@ -152,6 +152,42 @@ __device__ u32 ServeMailbox(WorkerThread& w, OwnedActor& o, DirectSlot* direct, 
       }
     }
 #endif
+#if RK_CONV_RUNS_ON
+    // In a conversation, the handler's call may run the records that follow
+    // this one as they come (ConvRun): only a small K2K record of a
+    // resident actor's, with room before producers get slots back.
+    ConvRun* conv = nullptr;
+    if (resident && (o.hot & kHotLong) != 0 && (r.h.flags & (kMailIngress | kMailVoid | kMailPlain)) == 0 &&
+        r.h.size <= 4 * kMailWideWords && spun < kSpinCallPolls) {
+      const u64 quarter = capacity / 4;
+      const u64 since = o.head - o.released;
+      conv = quarter > since + 1 ? ConvOf(w.sends) : nullptr;
+      if (conv != nullptr) {
+        u64 max = quarter - since - 1;
+        if (sys->batch_max - n - 1 < max) max = sys->batch_max - n - 1;
+        conv->buf = w.buf;
+        conv->box = o.box;
+        conv->direct = direct;
+        conv->slot = o.slot;
+        conv->pos = o.head + 1;
+        conv->log2 = o.log2;
+        conv->slot_bytes = o.slot_bytes;
+        conv->inline_words = o.inline_words;
+        conv->type = r.h.type;
+        conv->max = static_cast<u32>(max);
+        conv->begun = conv->ran = conv->retry_next = 0;
+        conv->wait_polls = kLongSpinPolls;
+        conv->spin_left = kSpinCallPolls - spun;
+        conv->spun = conv->ran_out = 0;
+        conv->handled = o.handled;
+        conv->sent = o.sent;
+        conv->send_full = o.send_full;
+        conv->send_no_actor = o.send_no_actor;
+        conv->send_other = o.send_other;
+        staged = 1;
+      }
+    }
+#endif
     RK_HOP_ONLY(unsigned long long* hop_row = o.source != 0 ? HopStampRow(o.index, o.head) : nullptr;)
     RK_HOP_ONLY(if (hop_row != nullptr) {
       hop_row[kHopPollIn] = hop_poll;
@@ -173,6 +209,16 @@ __device__ u32 ServeMailbox(WorkerThread& w, OwnedActor& o, DirectSlot* direct, 
     if (staged != 0) {
       ran = more->ran;
       retry_next = more->retry_next;
+    }
+#endif
+#if RK_CONV_RUNS_ON
+    if (conv != nullptr) {
+      ran = conv->ran;
+      retry_next = conv->retry_next;
+      spun += conv->spun;
+      // A wait of the run that used its polls: this call's next empty poll
+      // ends it, as the spin's own would.
+      if (conv->ran_out) spins = kLongSpinPolls;
     }
 #endif
     RK_OC_ONLY(const long long oc2 = clock64();)

@@ -16,7 +16,9 @@
 //     releases the slots to producers lazily. The owner of one of the first
 //     kChannelReceivers actors also serves the channels that sending
 //     threads opened to it (channel.h), each the same way: the mailbox
-//     first, then the channels in entry order, every iteration.
+//     first, then the channels in entry order, every iteration. An actor in
+//     a conversation lets its handler's call wait for the next small record
+//     of the same queue and run it too (rt_dispatch.cuh, ConvRun).
 //   * Host → actor: each worker has its own ring in mapped memory, written by
 //     the host for this worker's actors only, in variable-length records
 //     (128-byte units, ll_ring.h), polled by warp 0 — while quiet with the
@@ -409,7 +411,8 @@ __device__ void WorkerLoop(const SystemParams* sys, u32 worker, u8* smem) {
     SlotSet(&s_direct[tid].failed, 0);
   }
   __syncthreads();
-  SendCache sends{};
+  ThreadFrame frame{};
+  SendCache& sends = frame.sends;
   ForgetReceiver(sends);
   alignas(16) u32 buf[kMailInlineMaxWords];
   WorkerThread w;

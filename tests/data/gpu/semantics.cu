@@ -362,6 +362,56 @@ struct RK_ACTOR Picky {
   RK_HANDLER void on(const PickyQuery& q, rk::Ctx& ctx) { ctx.reply(PickyReport{handled, violations, retries, last}); }
 };
 
+// ---- A rally between two actors, each waiting for the other's ball (a
+// conversation: the owner's handler call then waits for the next ball
+// itself, rt_dispatch.cuh, ConvRun), where a player hands some balls back
+// with retry_later or fails at one. Each player checks that its balls come
+// in order (odd numbers to the server, even ones to the receiver). ----
+struct RallyBall { int n; };
+struct RallyPlay { rk::ActorId partner; int count; int retry_every; int fail_at; int serve; };
+struct RallyQuery { int unused; };
+struct RallyResult { long long handled; long long violations; long long retries; int last; };
+struct RK_ACTOR Rallyer {
+  rk::ActorId partner;
+  int count;
+  int retry_every;
+  int fail_at;
+  int last;
+  int retried;  // the ball handed back last
+  long long handled;
+  long long violations;
+  long long retries;
+  RK_HANDLER void on(const RallyPlay& p, rk::Ctx& ctx) {
+    partner = p.partner;
+    count = p.count;
+    retry_every = p.retry_every;
+    fail_at = p.fail_at;
+    ctx.reply(RallyResult{handled, violations, retries, last});
+    if (p.serve) ctx.send(partner, RallyBall{1});
+  }
+  RK_HANDLER void on(const RallyBall& b, rk::Ctx& ctx) {
+    if (retry_every != 0 && b.n % retry_every == 0 && retried != b.n) {
+      retried = b.n;
+      ++retries;
+      ctx.retry_later();
+      return;
+    }
+    if (last != 0 && b.n != last + 2) ++violations;
+    last = b.n;
+    ++handled;
+    if (b.n == fail_at) {
+      ctx.fail(78);
+      return;
+    }
+    if (b.n >= count) {
+      ctx.send(rk::host(), RallyResult{handled, violations, retries, last});
+      return;
+    }
+    ctx.send(partner, RallyBall{b.n + 1});
+  }
+  RK_HANDLER void on(const RallyQuery& q, rk::Ctx& ctx) { ctx.reply(RallyResult{handled, violations, retries, last}); }
+};
+
 // ---- A handler that takes as long as it is told, for the handler-time
 // histograms (handler_times.h). ----
 struct Wait { unsigned ns; };
