@@ -479,40 +479,16 @@ RK_UNROLL
   return true;
 }
 
-// Takes the record at `slot` for `flag` if it is whole, its payload inline
-// and at most `max_words` words (at most kMailWideWords): its header to `*h`
-// and its payload to `buf`, from one trip to memory (the header and the
-// first kMailWideWords words loaded together). False otherwise, with
-// nothing written to `buf` past `max_words` words.
-RK_HOST_DEVICE inline bool MailboxTryTakeSmall(const u64* slot, u32 inline_words, u32 flag, u32 max_words,
-                                               MailHeader* h, u32* buf) {
-  u64 w[kMailHeaderWords + kMailWideWords];
-  MailboxLoadFirstPass(slot, inline_words, 0, w);
-  if (!MailboxFirstHeader(w, flag, h)) return false;
-  if ((h->flags & (kMailPlain | kMailVoid)) != 0) return false;
-  u32 bad = 0;
-  const u32 words = (h->size + 3) / 4;
-  if (words > inline_words || words > max_words || words > kMailWideWords) return false;
-RK_UNROLL
-  for (u32 i = 0; i < kMailWideWords; ++i) {
-    if (i < words) bad |= LlWordFlag(w[kMailHeaderWords + i]) ^ flag;
-  }
-  if (bad != 0) return false;
-RK_UNROLL
-  for (u32 i = 0; i < kMailWideWords; ++i) {
-    if (i < words) buf[i] = LlData(w[kMailHeaderWords + i]);
-  }
-  return true;
-}
-
 // What a look at a slot for a small record found (MailboxLookSmall).
 constexpr u32 kLookEmpty = 0;  // no whole record yet
 constexpr u32 kLookTaken = 1;  // a small inline record: *h and buf filled
 constexpr u32 kLookOther = 2;  // a whole record that is not small (plain, void or larger than max_words)
 
-// As MailboxTryTakeSmall, but says whether a record that was not taken is
-// there at all: a caller that waits for the next small record stops at a
-// record of another kind instead of waiting for it to change.
+// Looks for a small record at `slot` (inline, at most max_words and at most
+// kMailWideWords words), taking it (*h, its payload into buf) when whole,
+// from one trip to memory; says also whether a record that was not
+// taken is there at all: a caller that waits for the next small record
+// stops at a record of another kind instead of waiting for it to change.
 RK_HOST_DEVICE inline u32 MailboxLookSmall(const u64* slot, u32 inline_words, u32 flag, u32 max_words, MailHeader* h,
                                            u32* buf) {
   u64 w[kMailHeaderWords + kMailWideWords];
@@ -532,6 +508,16 @@ RK_UNROLL
     if (i < words) buf[i] = LlData(w[kMailHeaderWords + i]);
   }
   return kLookTaken;
+}
+
+// Takes the record at `slot` for `flag` if it is whole, its payload inline
+// and at most `max_words` words (at most kMailWideWords): its header to `*h`
+// and its payload to `buf`, from one trip to memory (the header and the
+// first kMailWideWords words loaded together). False otherwise, with
+// nothing written to `buf` past `max_words` words.
+RK_HOST_DEVICE inline bool MailboxTryTakeSmall(const u64* slot, u32 inline_words, u32 flag, u32 max_words,
+                                               MailHeader* h, u32* buf) {
+  return MailboxLookSmall(slot, inline_words, flag, max_words, h, buf) == kLookTaken;
 }
 
 // After taking the record of a slot and before releasing it: once every
