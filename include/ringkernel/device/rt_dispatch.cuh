@@ -338,6 +338,10 @@ __device__ __noinline__ u32 StageRun(RunMore* m, MailboxHeader* box, u32 log2, u
 // still in registers. A rally's reply then goes from the poll that takes it
 // to its handler without the owner's step back through ServeMailbox,
 // HandleOne and the call (some 900 cycles of one thread, RK_HOP_STAMPS).
+// A stream takes the same way: a small K2K record taken after another in
+// the same ServeMailbox call starts a run too, whose waits have only what
+// is left of the call's short spin (the runs of one Pump's stream into a
+// Sink64: +21 % for the background pumps, bench/NOTES.md, session 23).
 // The owner learns what the run took from the thread's ConvRun and moves
 // its head past those records, as after a stream run. A record of another
 // type or kind, a host message, a hand-over waiting, the end of the room

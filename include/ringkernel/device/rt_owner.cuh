@@ -153,11 +153,13 @@ __device__ u32 ServeMailbox(WorkerThread& w, OwnedActor& o, DirectSlot* direct, 
     }
 #endif
 #if RK_CONV_RUNS_ON
-    // In a conversation, the handler's call may run the records that follow
+    // In a conversation, or in a stream (a record was taken before this one
+    // in this call), the handler's call may run the records that follow
     // this one as they come (ConvRun): only a small K2K record of a
     // resident actor's, with room before producers get slots back.
     ConvRun* conv = nullptr;
-    if (resident && (o.hot & kHotLong) != 0 && (r.h.flags & (kMailIngress | kMailVoid | kMailPlain)) == 0 &&
+    const bool talking = (o.hot & kHotLong) != 0;
+    if (resident && (talking || n != 0) && (r.h.flags & (kMailIngress | kMailVoid | kMailPlain)) == 0 &&
         r.h.size <= 4 * kMailWideWords && spun < kSpinCallPolls) {
       const u64 quarter = capacity / 4;
       const u64 since = o.head - o.released;
@@ -176,7 +178,9 @@ __device__ u32 ServeMailbox(WorkerThread& w, OwnedActor& o, DirectSlot* direct, 
         conv->type = r.h.type;
         conv->max = static_cast<u32>(max);
         conv->begun = conv->ran = conv->retry_next = 0;
-        conv->wait_polls = kLongSpinPolls;
+        // Each wait of a conversation has the long spin's polls; a stream's
+        // run waits only for what is left of the call's short spin.
+        conv->wait_polls = talking ? kLongSpinPolls : (IsHot(o) && spins < kHotSpinPolls ? kHotSpinPolls - spins : 0u);
         conv->spin_left = kSpinCallPolls - spun;
         conv->spun = conv->ran_out = 0;
         conv->handled = o.handled;
@@ -218,7 +222,7 @@ __device__ u32 ServeMailbox(WorkerThread& w, OwnedActor& o, DirectSlot* direct, 
       spun += conv->spun;
       // A wait of the run that used its polls: this call's next empty poll
       // ends it, as the spin's own would.
-      if (conv->ran_out) spins = kLongSpinPolls;
+      if (conv->ran_out) spins = (o.hot & kHotLong) != 0 ? kLongSpinPolls : kHotSpinPolls;
     }
 #endif
     RK_OC_ONLY(const long long oc2 = clock64();)
