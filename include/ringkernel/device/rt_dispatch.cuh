@@ -398,10 +398,12 @@ struct ConvTake {
 };
 
 // Waits for the next small record of the run's type at c->pos, taking its
-// payload into c->buf. Out of line and called with values: its loads' registers
-// are not the handler's. Not taken: empty after the wait's polls, another
-// kind or type of record, or a hand-over waiting.
-__device__ __noinline__ ConvTake ConversationPoll(ConvRun* c, u32 sent, u32 send_full, u32 send_no_actor,
+// payload into c->buf. Inlined into RunThreadHandler after the dispatch
+// (the handlers' registers are free there; out of line, the call's saves
+// and restores cost the 64-byte pair 4 % and the hop 1 %: bench/NOTES.md,
+// session 23). Not taken: empty after the wait's polls, another kind or
+// type of record, or a hand-over waiting.
+__device__ __forceinline__ ConvTake ConversationPoll(ConvRun* c, u32 sent, u32 send_full, u32 send_no_actor,
                                                   u32 send_other, u64 hlc) {
   ConvTake t{};
   // The counters of what ran so far go back first (posted stores, after the
