@@ -1,0 +1,202 @@
+// next_in_flight.cu: a one-pair stream of 64-byte messages into a receiver
+// shaped like RingKernel's owner thread (one thread reads a whole record of
+// LL words, then calls an out-of-line handler whose state lives in global
+// memory), and what it gains when the next record's loads are in flight
+// while the handler runs. The question it answers: how much of the one-pair
+// stream's cost per message (RK_OWNER_CYCLES: some 2,900 cycles at the
+// receiver, bench/NOTES.md, session 23) is the trip to L2 for each record,
+// and whether overlapping it with the handler is worth porting.
+//
+// Receivers, each measured the same way (the sender as in lean_owner.cu: a
+// single producer that keeps its tail in a register):
+//   * now: poll the record at the head (twelve 16-byte loads, then the
+//     checks), call the handler, poll the next: one trip to L2 per record
+//     after the handler returns;
+//   * regs: before calling the handler of record k, issue the loads of
+//     record k + 1 into registers; after it returns, check them, and poll
+//     again only if that record was not whole yet (the loads' registers live
+//     across the call);
+//   * async: the same with the loads of record k + 1 copied into shared
+//     memory by the asynchronous copy (cp.async.cg, 16 bytes each, L2 only),
+//     waited for after the handler: no registers held across the call. Its
+//     reads are weak loads of words that a producer may be writing; a copy
+//     that caught a record half-written has words with the old flag and is
+//     polled again from global memory, as `now` would.
+// Each receiver's handler is the Drain of lean_owner.cu (a count, an XOR of
+// the payload, an order check, the clock) behind a call.
+//
+// Build and run on a GPU machine:
+//   nvcc -O2 -arch=sm_90 -I include -o next bench/probes/next_in_flight.cu && ./next
+#include "probe_channel.h"
+
+enum Receive { kNow = 0, kRegs = 1, kAsync = 2 };
+
+constexpr u32 kPairs = 12;  // an 8-word header and 16 payload words, two LL words a load
+
+struct DrainState {
+  u64 received;
+  u64 bytes;
+  u64 last_ns;
+  u64 words;
+  u64 disorder;
+  u64 next;
+};
+
+__device__ __noinline__ void Drain(DrainState* s, Payload m) {
+  u64 x = 0;
+#pragma unroll
+  for (u32 i = 0; i < 16; i += 2) x ^= static_cast<u64>(m.w[i]) | static_cast<u64>(m.w[i + 1]) << 32;
+  const u64 seq = static_cast<u64>(m.w[0]) | static_cast<u64>(m.w[1]) << 32;
+  if (seq != s->next) ++s->disorder;
+  s->next = seq + 1;
+  s->received += 1;
+  s->bytes += 64;
+  s->words ^= x;
+  s->last_ns = Timer();
+}
+
+__device__ __forceinline__ const u64* SlotOf(const Channel& c, u64 pos) {
+  return c.slots + (pos & (kCapacity - 1)) * kSlotWords;
+}
+
+// Whether the twelve pairs `a`, `b` are a whole record for `pos`; if so its
+// payload to `*m`.
+__device__ __forceinline__ bool Whole(const u64* a, const u64* b, u64 pos, Payload* m) {
+  const u32 f = Flag(pos);
+  u32 bad = 0;
+#pragma unroll
+  for (u32 i = 0; i < kPairs; ++i) bad |= (static_cast<u32>(a[i] >> 32) ^ f) | (static_cast<u32>(b[i] >> 32) ^ f);
+  if (bad != 0) return false;
+#pragma unroll
+  for (u32 i = 0; i < 8; ++i) {
+    m->w[2 * i] = static_cast<u32>(a[4 + i]);
+    m->w[2 * i + 1] = static_cast<u32>(b[4 + i]);
+  }
+  return true;
+}
+
+// Polls the record at `pos` until it is whole (all twelve loads issued
+// before any is checked, as MailboxTryTake does).
+__device__ __forceinline__ void PollUntilWhole(const Channel& c, u64 pos, Payload* m) {
+  for (;;) {
+    u64 a[kPairs], b[kPairs];
+#pragma unroll
+    for (u32 i = 0; i < kPairs; ++i) LoadLlPairGpu(SlotOf(c, pos) + 2 * i, &a[i], &b[i]);
+    if (Whole(a, b, pos, m)) return;
+  }
+}
+
+// The asynchronous copy of one 16-byte pair from global to shared memory.
+__device__ __forceinline__ void CopyPairAsync(u64* dst, const u64* src) {
+  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d), "l"(src) : "memory");
+}
+
+template <int kReceive>
+__device__ void Receive(const Channel& c, DrainState* st, u64 count) {
+  __shared__ alignas(16) u64 staged[2][2 * kPairs];
+  u64 head = 0, released = 0;
+  Payload m;
+  PollUntilWhole(c, head, &m);
+  while (head < count) {
+    const u64 next = head + 1;
+    if (kReceive == kNow) {
+      Drain(st, m);
+      if (next < count) PollUntilWhole(c, next, &m);
+    } else if (kReceive == kRegs) {
+      u64 a[kPairs], b[kPairs];
+#pragma unroll
+      for (u32 i = 0; i < kPairs; ++i) LoadLlPairGpu(SlotOf(c, next) + 2 * i, &a[i], &b[i]);
+      Drain(st, m);
+      if (next < count && !Whole(a, b, next, &m)) PollUntilWhole(c, next, &m);
+    } else {
+      u64* buf = staged[next & 1];
+#pragma unroll
+      for (u32 i = 0; i < kPairs; ++i) CopyPairAsync(buf + 2 * i, SlotOf(c, next) + 2 * i);
+      asm volatile("cp.async.commit_group;" ::: "memory");
+      Drain(st, m);
+      asm volatile("cp.async.wait_all;" ::: "memory");
+      u64 a[kPairs], b[kPairs];
+#pragma unroll
+      for (u32 i = 0; i < kPairs; ++i) {
+        a[i] = buf[2 * i];
+        b[i] = buf[2 * i + 1];
+      }
+      if (next < count && !Whole(a, b, next, &m)) PollUntilWhole(c, next, &m);
+    }
+    head = next;
+    if (head - released >= kCapacity / 4) {
+      StoreReleaseGpu(c.head, head);
+      released = head;
+    }
+  }
+  StoreReleaseGpu(c.head, head);
+}
+
+// Block 0's thread 0 sends `count` messages as fast as the channel takes
+// them; block 1's thread 0 receives them. out[0]: the receiver's cycles
+// from its first message to its last; out[1]: sends that found it full.
+template <int kReceive>
+__global__ void StreamKernel(Channel c, DrainState* st, u64 count, long long* out) {
+  if (threadIdx.x != 0) return;
+  if (blockIdx.x == 0) {
+    Producer p{0, 0};
+    u64 full = 0;
+    Payload m;
+#pragma unroll
+    for (u32 i = 0; i < 16; ++i) m.w[i] = i * 0x01010101u;
+    for (u64 s = 0; s < count; ++s) {
+      m.w[0] = static_cast<u32>(s);
+      m.w[1] = static_cast<u32>(s >> 32);
+      u64 pos;
+      while (!Reserve<kSpsc>(c, p, &pos)) ++full;
+      Write(c, pos, 1, 0, m);
+    }
+    out[1] = static_cast<long long>(full);
+    return;
+  }
+  // The first record starts the clock (the sender's launch is not timed).
+  Payload first;
+  PollUntilWhole(c, 0, &first);
+  const long long t0 = clock64();
+  Receive<kReceive>(c, st, count);
+  out[0] = clock64() - t0;
+}
+
+// Block 1 must not share block 0's SM: each block asks for most of an SM's
+// shared memory.
+template <int kReceive>
+void Stream(u64* mem, void* state, long long* out, long long* out_h, size_t smem, double ghz, const char* name,
+            u64 count) {
+  CK(cudaFuncSetAttribute(StreamKernel<kReceive>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                          static_cast<int>(smem)));
+  CK(cudaMemset(mem, 0, kChannelWords * 8));
+  CK(cudaMemset(state, 0, 4096));
+  StreamKernel<kReceive><<<2, 32, smem>>>(MakeChannel(mem), static_cast<DrainState*>(state), count, out);
+  CK(cudaDeviceSynchronize());
+  CK(cudaMemcpy(out_h, out, 16, cudaMemcpyDeviceToHost));
+  DrainState s;
+  CK(cudaMemcpy(&s, state, sizeof(s), cudaMemcpyDeviceToHost));
+  const double cycles = static_cast<double>(out_h[0]) / static_cast<double>(count - 1);
+  printf("stream %-6s %9.3e msg/s, %6.0f cycles a message (%llu received, %llu out of order, sender found it full %lld times)\n",
+         name, ghz * 1e9 / cycles, cycles, static_cast<unsigned long long>(s.received),
+         static_cast<unsigned long long>(s.disorder), out_h[1]);
+}
+
+int main() {
+  const ProbeDevice dev = OpenProbeDevice();
+  u64* mem;
+  void* state;
+  long long *out, *out_h;
+  CK(cudaMalloc(&mem, kChannelWords * 8));
+  CK(cudaMalloc(&state, 4096));
+  CK(cudaMalloc(&out, 64));
+  CK(cudaMallocHost(&out_h, 64));
+  const u64 count = 1000000;
+  for (int rep = 0; rep < 3; ++rep) {
+    Stream<kNow>(mem, state, out, out_h, dev.smem_alone, dev.ghz, "now", count);
+    Stream<kRegs>(mem, state, out, out_h, dev.smem_alone, dev.ghz, "regs", count);
+    Stream<kAsync>(mem, state, out, out_h, dev.smem_alone, dev.ghz, "async", count);
+  }
+  return 0;
+}
