@@ -33,15 +33,7 @@
 
 enum Read { kWarp = 0, kThread = 1, kWarp2 = 2, kWarp4 = 3 };
 
-// Handler state, in global memory like an actor's.
-struct DrainState {
-  u64 received;
-  u64 bytes;
-  u64 last_ns;
-  u64 words;
-  u64 disorder;
-  u64 next;
-};
+// Handler state, in global memory like an actor's (DrainState: probe_channel.h).
 struct RallyState {
   u64 count;
   u64 last;
@@ -66,20 +58,9 @@ struct Env {
 template <int kReserve, u32 kWords = 16>
 __device__ __forceinline__ void Handle(Env& e, u32 type, u32 sender, const Payload& m) {
   switch (type) {
-    case 1: {
-      DrainState* s = static_cast<DrainState*>(e.state);
-      u64 x = 0;
-#pragma unroll
-      for (u32 i = 0; i < 16; i += 2) x ^= static_cast<u64>(m.w[i]) | static_cast<u64>(m.w[i + 1]) << 32;
-      const u64 seq = static_cast<u64>(m.w[0]) | static_cast<u64>(m.w[1]) << 32;
-      if (seq != s->next) ++s->disorder;
-      s->next = seq + 1;
-      s->received += 1;
-      s->bytes += 64;
-      s->words ^= x;
-      s->last_ns = Timer();
+    case 1:
+      DrainTake(static_cast<DrainState*>(e.state), m);
       break;
-    }
     case 2: {
       RallyState* s = static_cast<RallyState*>(e.state);
       s->count += 1;
@@ -148,24 +129,9 @@ __device__ __forceinline__ u32 TryTake(const Channel& c, u64 pos, u32* type, u32
   if (kRead == kThread) {
     u32 ok = 0;
     if (lane == 0) {
-      const u64* slot = c.slots + (pos & (kCapacity - 1)) * kSlotWords;
-      const u32 f = Flag(pos);
       u64 a[kPairs], b[kPairs];
-#pragma unroll
-      for (u32 i = 0; i < kPairs; ++i) LoadLlPairGpu(slot + 2 * i, &a[i], &b[i]);
-      u32 bad = 0;
-#pragma unroll
-      for (u32 i = 0; i < kPairs; ++i) bad |= (static_cast<u32>(a[i] >> 32) ^ f) | (static_cast<u32>(b[i] >> 32) ^ f);
-      if (bad == 0) {
-        *type = static_cast<u32>(a[0]);
-        *sender = static_cast<u32>(a[1]);
-#pragma unroll
-        for (u32 i = 0; i < kWords / 2; ++i) {
-          m->w[2 * i] = static_cast<u32>(a[4 + i]);
-          m->w[2 * i + 1] = static_cast<u32>(b[4 + i]);
-        }
-        ok = 1;
-      }
+      LoadRecord<kWords>(c.slots, pos, a, b);
+      ok = DecodeRecord<kWords>(a, b, pos, type, sender, m);
     }
     return __shfl_sync(0xFFFFFFFFu, ok, 0);
   }

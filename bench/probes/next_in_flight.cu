@@ -31,57 +31,23 @@
 
 enum Receive { kNow = 0, kRegs = 1, kAsync = 2 };
 
-constexpr u32 kPairs = 12;  // an 8-word header and 16 payload words, two LL words a load
+constexpr u32 kPairs = kRecordPairs<16>;  // an 8-word header and 16 payload words, two LL words a load
 
-struct DrainState {
-  u64 received;
-  u64 bytes;
-  u64 last_ns;
-  u64 words;
-  u64 disorder;
-  u64 next;
-};
-
-__device__ __noinline__ void Drain(DrainState* s, Payload m) {
-  u64 x = 0;
-#pragma unroll
-  for (u32 i = 0; i < 16; i += 2) x ^= static_cast<u64>(m.w[i]) | static_cast<u64>(m.w[i + 1]) << 32;
-  const u64 seq = static_cast<u64>(m.w[0]) | static_cast<u64>(m.w[1]) << 32;
-  if (seq != s->next) ++s->disorder;
-  s->next = seq + 1;
-  s->received += 1;
-  s->bytes += 64;
-  s->words ^= x;
-  s->last_ns = Timer();
-}
-
-__device__ __forceinline__ const u64* SlotOf(const Channel& c, u64 pos) {
-  return c.slots + (pos & (kCapacity - 1)) * kSlotWords;
-}
+// The handler, behind a call (as RunThreadHandler is).
+__device__ __noinline__ void Drain(DrainState* s, Payload m) { DrainTake(s, m); }
 
 // Whether the twelve pairs `a`, `b` are a whole record for `pos`; if so its
 // payload to `*m`.
 __device__ __forceinline__ bool Whole(const u64* a, const u64* b, u64 pos, Payload* m) {
-  const u32 f = Flag(pos);
-  u32 bad = 0;
-#pragma unroll
-  for (u32 i = 0; i < kPairs; ++i) bad |= (static_cast<u32>(a[i] >> 32) ^ f) | (static_cast<u32>(b[i] >> 32) ^ f);
-  if (bad != 0) return false;
-#pragma unroll
-  for (u32 i = 0; i < 8; ++i) {
-    m->w[2 * i] = static_cast<u32>(a[4 + i]);
-    m->w[2 * i + 1] = static_cast<u32>(b[4 + i]);
-  }
-  return true;
+  u32 type, sender;
+  return DecodeRecord(a, b, pos, &type, &sender, m);
 }
 
-// Polls the record at `pos` until it is whole (all twelve loads issued
-// before any is checked, as MailboxTryTake does).
+// Polls the record at `pos` until it is whole.
 __device__ __forceinline__ void PollUntilWhole(const Channel& c, u64 pos, Payload* m) {
   for (;;) {
     u64 a[kPairs], b[kPairs];
-#pragma unroll
-    for (u32 i = 0; i < kPairs; ++i) LoadLlPairGpu(SlotOf(c, pos) + 2 * i, &a[i], &b[i]);
+    LoadRecord(c.slots, pos, a, b);
     if (Whole(a, b, pos, m)) return;
   }
 }
@@ -105,14 +71,13 @@ __device__ void Receive(const Channel& c, DrainState* st, u64 count) {
       if (next < count) PollUntilWhole(c, next, &m);
     } else if (kReceive == kRegs) {
       u64 a[kPairs], b[kPairs];
-#pragma unroll
-      for (u32 i = 0; i < kPairs; ++i) LoadLlPairGpu(SlotOf(c, next) + 2 * i, &a[i], &b[i]);
+      LoadRecord(c.slots, next, a, b);
       Drain(st, m);
       if (next < count && !Whole(a, b, next, &m)) PollUntilWhole(c, next, &m);
     } else {
       u64* buf = staged[next & 1];
 #pragma unroll
-      for (u32 i = 0; i < kPairs; ++i) CopyPairAsync(buf + 2 * i, SlotOf(c, next) + 2 * i);
+      for (u32 i = 0; i < kPairs; ++i) CopyPairAsync(buf + 2 * i, SlotAt(c.slots, next) + 2 * i);
       asm volatile("cp.async.commit_group;" ::: "memory");
       Drain(st, m);
       asm volatile("cp.async.wait_all;" ::: "memory");

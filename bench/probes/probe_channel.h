@@ -49,6 +49,67 @@ struct Payload {
   u32 w[16];
 };
 
+// The slot of position `pos`.
+__device__ __forceinline__ const u64* SlotAt(const u64* slots, u64 pos) {
+  return slots + (pos & (kCapacity - 1)) * kSlotWords;
+}
+
+// A Drain's state, in global memory like an actor's, and its handler: a
+// count, the XOR of the payload, an order check, the clock.
+struct DrainState {
+  u64 received;
+  u64 bytes;
+  u64 last_ns;
+  u64 words;
+  u64 disorder;
+  u64 next;
+};
+__device__ __forceinline__ void DrainTake(DrainState* s, const Payload& m) {
+  u64 x = 0;
+#pragma unroll
+  for (u32 i = 0; i < 16; i += 2) x ^= static_cast<u64>(m.w[i]) | static_cast<u64>(m.w[i + 1]) << 32;
+  const u64 seq = static_cast<u64>(m.w[0]) | static_cast<u64>(m.w[1]) << 32;
+  if (seq != s->next) ++s->disorder;
+  s->next = seq + 1;
+  s->received += 1;
+  s->bytes += 64;
+  s->words ^= x;
+  s->last_ns = Timer();
+}
+
+// A record read by one thread, as MailboxTryTake reads it: every 16-byte
+// pair of the slot at `pos` loaded (an 8-word header and kWords payload
+// words) before any is checked.
+template <u32 kWords = 16>
+constexpr u32 kRecordPairs = (8 + kWords) / 2;
+template <u32 kWords = 16>
+__device__ __forceinline__ void LoadRecord(const u64* slots, u64 pos, u64* a, u64* b) {
+  const u64* slot = SlotAt(slots, pos);
+#pragma unroll
+  for (u32 i = 0; i < kRecordPairs<kWords>; ++i) LoadLlPairGpu(slot + 2 * i, &a[i], &b[i]);
+}
+// Whether pairs loaded by LoadRecord are a whole record for `pos`; if so its
+// type, sender and payload.
+template <u32 kWords = 16>
+__device__ __forceinline__ bool DecodeRecord(const u64* a, const u64* b, u64 pos, u32* type, u32* sender,
+                                             Payload* m) {
+  const u32 f = Flag(pos);
+  u32 bad = 0;
+#pragma unroll
+  for (u32 i = 0; i < kRecordPairs<kWords>; ++i) {
+    bad |= (static_cast<u32>(a[i] >> 32) ^ f) | (static_cast<u32>(b[i] >> 32) ^ f);
+  }
+  if (bad != 0) return false;
+  *type = static_cast<u32>(a[0]);
+  *sender = static_cast<u32>(a[1]);
+#pragma unroll
+  for (u32 i = 0; i < kWords / 2; ++i) {
+    m->w[2 * i] = static_cast<u32>(a[4 + i]);
+    m->w[2 * i + 1] = static_cast<u32>(b[4 + i]);
+  }
+  return true;
+}
+
 // Reserves a position (false: full). One thread.
 template <int kReserve>
 __device__ __forceinline__ bool Reserve(const Channel& c, Producer& p, u64* pos) {
