@@ -1321,7 +1321,11 @@ TEST_F(SystemGpuTest, AProducerWaitingForRoomWithRetryLaterLetsItsConsumerOnTheS
 // accelerator copies those, the senders taking turns at the block's stage,
 // and the bytes past the last whole 16 are copied by the thread) and from
 // their stack (copied by the thread), meeting full mailboxes on the way.
-// Every byte arrives, in order. The parameter: with RINGKERNEL_NO_BULK_COPY
+// The checkers share one worker block's inbox: a payload of 512 bytes or
+// more goes to its handler from there when it is free (copied by the
+// accelerator, the tail past the last whole 16 by the thread), from the
+// mailbox when another checker's handler holds it. Every byte arrives, in
+// order. The parameter: with RINGKERNEL_NO_BULK_COPY
 // set (the senders copy everything themselves).
 class LargePayloadTest : public SystemGpuTest, public ::testing::WithParamInterface<bool> {};
 

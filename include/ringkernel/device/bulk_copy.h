@@ -12,7 +12,8 @@
 //
 // Each worker block has one stage of kBulkStageBytes in shared memory,
 // taken under a lock by one thread at a time (the block's handlers send in
-// parallel: they take turns). Only worker blocks copy so: WorkerLoop
+// parallel: they take turns), and a second, the inbox, for the receiving
+// side (InboxTake, below). Only worker blocks copy so: WorkerLoop
 // initialises the stage (BulkStageInit) before any handler runs. Elsewhere,
 // before sm_90, and when the system was started with RINGKERNEL_NO_BULK_COPY
 // set (compute-sanitizer's racecheck and initcheck follow neither the
@@ -27,6 +28,14 @@
 #define RK_BULK_COPY 1
 #else
 #define RK_BULK_COPY 0
+#endif
+// The receiving side's stage (InboxTake), in the builds that copy, except
+// tracing builds and RK_OWNER_CYCLES measurement builds: their kernel's
+// static shared memory is at the 48 KiB limit without it.
+#if RK_BULK_COPY && !defined(RK_TRACE) && !defined(RK_OWNER_CYCLES)
+#define RK_BULK_INBOX 1
+#else
+#define RK_BULK_INBOX 0
 #endif
 
 namespace rk {
@@ -46,6 +55,19 @@ struct BulkStage {
   u32 off;                            // 1: copy nothing (RINGKERNEL_NO_BULK_COPY)
 };
 __shared__ BulkStage rk_bulk_stage;
+#if RK_BULK_INBOX
+// The receiving side's stage (the inbox): a large payload copied in before
+// its handler runs (InboxTake). Its `off` is unused: the send stage's says.
+__shared__ BulkStage rk_bulk_inbox;
+#endif
+
+__device__ __forceinline__ void StageInit(BulkStage& s, u32 off) {
+  s.lock = 0;
+  s.phase = 0;
+  s.off = off;
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(static_cast<u32>(__cvta_generic_to_shared(&s.bar)))
+               : "memory");
+}
 
 __device__ __forceinline__ u32 SmemAddress(const void* p) {
   return static_cast<u32>(__cvta_generic_to_shared(p));
@@ -56,11 +78,10 @@ __device__ __forceinline__ u32 SmemAddress(const void* p) {
 // Thread 0 of a worker block, before the block's first barrier. `off`:
 // SystemParams::no_bulk_copy.
 __device__ __forceinline__ void BulkStageInit(u32 off) {
-  detail::BulkStage& s = detail::rk_bulk_stage;
-  s.lock = 0;
-  s.phase = 0;
-  s.off = off;
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(detail::SmemAddress(&s.bar)) : "memory");
+  detail::StageInit(detail::rk_bulk_stage, off);
+#if RK_BULK_INBOX
+  detail::StageInit(detail::rk_bulk_inbox, off);
+#endif
   // The initialisation, before the accelerator (the async proxy) uses it.
   asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
@@ -121,6 +142,69 @@ __device__ __noinline__ u32 BulkCopy(u8* to, const u8* from, u32 size) {
   atomicExch(&s.lock, 0u);
   return total;
 }
+
+// The receiving side. A handler that reads a large payload where it lies,
+// in the mailbox's plain area, waits one trip to L2 per batch of loads its
+// registers hold: a 4 KiB payload read 16 loads at a time is 16 trips, and
+// was what bound a one-pair stream of 4 KiB messages (bench/NOTES.md,
+// sessions 12 and 24). So the owner copies a plain payload of
+// kInboxMinBytes or more into the block's inbox with the accelerator (one
+// trip) and runs the handler on the copy, where its loads are
+// shared-memory loads. The inbox is taken only if free, never waited for:
+// a payload that finds it taken (another thread of the block is in a
+// handler on it) is read where it lies, as before. Returns the copy, or
+// `from` when there is none (the inbox taken, the copy off, or a payload
+// that is small, unaligned or not in global memory). Once the handler
+// returned, the caller calls InboxRelease, which gives the inbox back if
+// this thread holds it (nothing stays live across the handler's call).
+#if RK_BULK_INBOX
+inline constexpr u32 kInboxMinBytes = 512;
+
+__device__ __noinline__ const void* InboxTake(const u8* from, u32 size) {
+  if (size < kInboxMinBytes || size > kBulkStageBytes || (reinterpret_cast<u64>(from) & 15) != 0 ||
+      !__isGlobal(from) || detail::rk_bulk_stage.off != 0) {
+    return from;
+  }
+  detail::BulkStage& s = detail::rk_bulk_inbox;
+  if (atomicCAS(&s.lock, 0u, threadIdx.x + 1) != 0u) return from;
+  __threadfence_block();
+  const u32 stage = detail::SmemAddress(s.bytes);
+  const u32 bar = detail::SmemAddress(&s.bar);
+  const u32 phase = s.phase;
+  const u32 total = size & ~15u;
+  // The last holder's generic reads of the inbox before the accelerator's
+  // writes to it; the payload this thread acquired (the record's header)
+  // before the accelerator's reads of it.
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+  asm volatile("fence.proxy.async.global;" ::: "memory");
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(total) : "memory");
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(stage),
+               "l"(from), "r"(total), "r"(bar)
+               : "memory");
+  // The bytes past the last whole 16, by the thread, meanwhile.
+  for (u32 i = total; i < size; ++i) s.bytes[i] = from[i];
+  u32 in = 0;
+  while (in == 0) {
+    asm volatile(
+        "{\n\t.reg .pred p;\n\tmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\tselp.u32 %0, 1, 0, p;\n\t}"
+        : "=r"(in)
+        : "r"(bar), "r"(phase)
+        : "memory");
+  }
+  // (The completed wait makes the accelerator's writes visible to this thread.)
+  s.phase = phase ^ 1;
+  return s.bytes;
+}
+
+// After the handler of a record taken by InboxTake returned: gives the
+// inbox back if this thread holds it.
+__device__ __forceinline__ void InboxRelease() {
+  u32* lock = &detail::rk_bulk_inbox.lock;
+  if (*static_cast<volatile u32*>(lock) != threadIdx.x + 1) return;
+  __threadfence_block();
+  atomicExch(lock, 0u);
+}
+#endif  // RK_BULK_INBOX
 #endif  // RK_BULK_COPY
 
 }  // namespace rk

@@ -573,8 +573,18 @@ __device__ Handled HandleOne(WorkerThread& w, OwnedActor& o, const MailRecord& r
   const u64 hlc = HlcMerge(o.hlc, r.h.hlc, begin_ns);
   RK_OC_ONLY(const long long oc_call = clock64();)
   RK_OC_ADD(kOcPreCall, oc_call - oc_in);
+#if RK_BULK_INBOX
+  // A large payload runs from the block's inbox when it is free (bulk_copy.h).
+  const bool plain = __builtin_expect((r.h.flags & kMailPlain) != 0, 0);
+  const void* payload = plain ? InboxTake(static_cast<const u8*>(r.payload), r.h.size) : r.payload;
+#else
+  const void* payload = r.payload;
+#endif
   const HandlerOutcome out = RunThreadHandler(sys, w.worker, w.out, w.sends, o.slot, o.state, o.type, o.index,
-                                              r.h.type, r.h.sender, r.h.correlation, hlc, r.payload, run);
+                                              r.h.type, r.h.sender, r.h.correlation, hlc, payload, run);
+#if RK_BULK_INBOX
+  if (plain) InboxRelease();
+#endif
   RK_OC_ADD(kOcCall, clock64() - oc_call);
   RK_TRACE_ONLY(const u64 end_ns = GlobalTimerNs();)
   o.hlc = hlc;
