@@ -214,6 +214,24 @@ __device__ __forceinline__ void AddSends(OwnedActor& o, const HandlerOutcome& ou
   o.send_other += out.send_other;
 }
 
+// After a run's handler returned (stream runs and conversation runs alike):
+// whether the handler let the run go on. `begun`: records begun after the
+// first, this one among them when not 0. A run record's retry_later ends
+// the run with that record left at the head (`*retry_next`); a failure
+// ends it with the record handled (counted in `*ran`, as a run record that
+// returned is). The caller also ends it at the end of its records.
+__device__ __forceinline__ bool RunGoesOn(CtxData& d, u32 begun, u32* ran, u32* retry_next) {
+  if (begun != 0) {
+    if (d.retry && !d.failed) {
+      d.retry = 0;
+      *retry_next = 1;
+      return false;
+    }
+    ++*ran;
+  }
+  return (d.failed | d.retry) == 0;
+}
+
 #if defined(RK_STREAM_RUNS) && !defined(RK_TRACE)
 #define RK_STREAM_RUNS_ON 1
 #else
@@ -282,15 +300,7 @@ __device__ __forceinline__ bool RunNext(Ctx& ctx, const void** payload) {
   if (__builtin_expect(count == 0, 1)) return false;
   RunMore* m = RunOfThread();
   const u32 k = m->next;
-  if (k != 0) {
-    if (d.retry && !d.failed) {
-      d.retry = 0;
-      m->retry_next = 1;
-      return false;
-    }
-    ++m->ran;
-  }
-  if ((d.failed | d.retry) != 0 || k >= count) return false;
+  if (!RunGoesOn(d, k, &m->ran, &m->retry_next) || k >= count) return false;
   const RunStage& st = m->stage[k];
   d.hlc = HlcMerge(d.hlc, st.hlc, GlobalTimerNs());
   m->hlc = d.hlc;
@@ -453,15 +463,7 @@ __device__ __forceinline__ bool ConversationNext(CtxData& d, SendCache* sends, c
   if (__builtin_expect(d.run == 0, 1)) return false;
   ConvRun* c = ConvOf(sends);
   const u32 k = c->begun;
-  if (k != 0) {
-    if (d.retry && !d.failed) {
-      d.retry = 0;
-      c->retry_next = 1;
-      return false;
-    }
-    ++c->ran;
-  }
-  if ((d.failed | d.retry) != 0 || k >= c->max) return false;
+  if (!RunGoesOn(d, k, &c->ran, &c->retry_next) || k >= c->max) return false;
   const ConvTake t = ConversationPoll(c, d.sent, d.send_full, d.send_no_actor, d.send_other, d.hlc);
   if (!t.ok) return false;
   d.hlc = HlcMerge(d.hlc, t.hlc, GlobalTimerNs());
