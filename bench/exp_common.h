@@ -96,6 +96,7 @@ struct Options {
   int paths_quiet_asks = 3;
   std::string paths_quiet_ms = "1000";  // comma-separated pauses before quiet Asks
   std::string paths_parts = "idle,inject,aggregate";  // which parts of `paths` run
+  std::string paths_pair_sizes = "64,4096";           // payload sizes of the one-pair streams
   int paths_power_seconds = 3;
 };
 

@@ -589,6 +589,16 @@ absl::Status ExpPaths(const Bench& b) {
     }
     quiet.push_back(ms);
   }
+  // The one-pair streams' payload sizes (the Streamer sends these four).
+  std::vector<int> pair_sizes;
+  for (absl::string_view z : absl::StrSplit(o.paths_pair_sizes, ',')) {
+    int size = 0;
+    if (!absl::SimpleAtoi(z, &size) || (size != 64 && size != 256 && size != 1024 && size != 4096)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--paths-pair-sizes: '", z, "' is not one of the Streamer's sizes (64, 256, 1024, 4096)"));
+    }
+    pair_sizes.push_back(size);
+  }
   bool idle = false, inject = false, aggregate = false;
   for (absl::string_view part : absl::StrSplit(o.paths_parts, ',')) {
     if (part == "idle") {
@@ -758,7 +768,7 @@ absl::Status ExpPaths(const Bench& b) {
     // session 13).
     RK_ASSIGN_OR_RETURN(ActorId streamer, sys->Spawn("Streamer", "streamer"));
     RK_ASSIGN_OR_RETURN(ActorId drain, sys->Spawn("Drain", "drain"));
-    for (int size : {64, 4096}) {
+    for (int size : pair_sizes) {
       RK_RETURN_IF_ERROR(StreamConfig(b, *sys, {StreamPair{streamer, drain}}, size, o.paths_messages, "one_pair"));
     }
 

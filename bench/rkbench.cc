@@ -548,6 +548,8 @@ int Usage(const std::string& problem) {
                "  --paths-host-receivers N     Sink64s per host thread in the spread host -> GPU bursts\n"
                "                               (32; 1 skips them)\n"
                "  --paths-quiet-ms A,B,...     pauses before the quiet Asks, in ms (1000)\n"
+               "  --paths-pair-sizes A,B,...   payload sizes of the one-pair K2K streams (64,4096; each of\n"
+               "                               64, 256, 1024, 4096): one size alone for an owner-cycle build\n"
                "  --paths-parts A,B,...        parts of paths to run (idle,inject,aggregate): idle = power,\n"
                "                               the floors and the quiet Asks; inject = host -> GPU, one\n"
                "                               K2K pair, Asks with background; aggregate = every pair\n",
@@ -622,6 +624,8 @@ int Main(int argc, char** argv) {
       o.paths_quiet_ms = v;
     } else if (a == "--paths-parts") {
       o.paths_parts = v;
+    } else if (a == "--paths-pair-sizes") {
+      o.paths_pair_sizes = v;
     } else if (a == "--pc-sampling") {
       o.pc_sampling = v;
     } else if (a == "--exp7-faults") {

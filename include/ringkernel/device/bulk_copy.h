@@ -30,9 +30,9 @@
 #define RK_BULK_COPY 0
 #endif
 // The receiving side's stage (InboxTake), in the builds that copy, except
-// tracing builds and RK_OWNER_CYCLES measurement builds: their kernel's
-// static shared memory is at the 48 KiB limit without it.
-#if RK_BULK_COPY && !defined(RK_TRACE) && !defined(RK_OWNER_CYCLES)
+// tracing builds: their kernel's static shared memory is at the 48 KiB
+// limit without it.
+#if RK_BULK_COPY && !defined(RK_TRACE)
 #define RK_BULK_INBOX 1
 #else
 #define RK_BULK_INBOX 0

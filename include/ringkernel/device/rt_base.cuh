@@ -220,24 +220,27 @@ enum OwnerCycles : u32 {
 }  // namespace rk
 extern "C" __device__ unsigned long long rk_owner_cycles[1024 * 32];
 __device__ unsigned long long rk_owner_cycles[1024 * 32];
-// Each owner thread adds into a row of its own in shared memory (no trip to
-// global memory near the code it times), and adds its row into
-// rk_owner_cycles once, when its worker exits (OwnerCyclesFlush).
-__shared__ unsigned long long rk_oc_rows[128][::rk::detail::kOcLast + 1];
+// Each owner thread of the block's first kOcRows threads adds into a row of
+// its own in shared memory (no trip to global memory near the code it
+// times), and adds its row into rk_owner_cycles once, when its worker exits
+// (OwnerCyclesFlush). 96 rows keep the kernel's static shared memory under
+// its 48 KiB limit with the inbox (bulk_copy.h).
+constexpr unsigned kOcRows = 96;
+__shared__ unsigned long long rk_oc_rows[kOcRows][::rk::detail::kOcLast + 1];
 namespace rk {
 namespace detail {
 #define RK_OC_ONLY(...) __VA_ARGS__
 #define RK_OC_ADD(k, v)                                                                     \
   do {                                                                                      \
-    if (threadIdx.x < 128) rk_oc_rows[threadIdx.x][(k)] += static_cast<unsigned long long>(v); \
+    if (threadIdx.x < kOcRows) rk_oc_rows[threadIdx.x][(k)] += static_cast<unsigned long long>(v); \
   } while (0)
 __device__ inline void OwnerCyclesClear() {
-  if (threadIdx.x < 128) {
+  if (threadIdx.x < kOcRows) {
     for (u32 k = 0; k <= kOcLast; ++k) rk_oc_rows[threadIdx.x][k] = 0;
   }
 }
 __device__ inline void OwnerCyclesFlush(u32 actor) {
-  if (threadIdx.x < 128) {
+  if (threadIdx.x < kOcRows) {
     for (u32 k = 0; k <= kOcLast; ++k) {
       atomicAdd(&rk_owner_cycles[(actor & 1023) * kOwnerCyclesPerActor + k], rk_oc_rows[threadIdx.x][k]);
     }
