@@ -73,6 +73,29 @@ __device__ __forceinline__ u32 SmemAddress(const void* p) {
   return static_cast<u32>(__cvta_generic_to_shared(p));
 }
 
+// Starts the accelerator's copy of `n` bytes (a multiple of 16) from global
+// memory at `from` into the stage at shared address `stage`, counted in by
+// the mbarrier at `bar`.
+__device__ __forceinline__ void CopyIn(u32 stage, u32 bar, const u8* from, u32 n) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(n) : "memory");
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(stage),
+               "l"(from), "r"(n), "r"(bar)
+               : "memory");
+}
+
+// Waits until the mbarrier at `bar` completes phase `phase` (the copy in is
+// there, and visible to this thread).
+__device__ __forceinline__ void WaitIn(u32 bar, u32 phase) {
+  u32 in = 0;
+  while (in == 0) {
+    asm volatile(
+        "{\n\t.reg .pred p;\n\tmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\tselp.u32 %0, 1, 0, p;\n\t}"
+        : "=r"(in)
+        : "r"(bar), "r"(phase)
+        : "memory");
+  }
+}
+
 }  // namespace detail
 
 // Thread 0 of a worker block, before the block's first barrier. `off`:
@@ -113,18 +136,8 @@ __device__ __noinline__ u32 BulkCopy(u8* to, const u8* from, u32 size) {
   asm volatile("fence.proxy.async.global;" ::: "memory");
   for (u32 done = 0; done < total;) {
     const u32 n = total - done < kBulkStageBytes ? total - done : kBulkStageBytes;
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(n) : "memory");
-    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(stage),
-                 "l"(from + done), "r"(n), "r"(bar)
-                 : "memory");
-    u32 in = 0;
-    while (in == 0) {
-      asm volatile(
-          "{\n\t.reg .pred p;\n\tmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\tselp.u32 %0, 1, 0, p;\n\t}"
-          : "=r"(in)
-          : "r"(bar), "r"(phase)
-          : "memory");
-    }
+    detail::CopyIn(stage, bar, from + done, n);
+    detail::WaitIn(bar, phase);
     phase ^= 1;
     asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(to + done), "r"(stage), "r"(n)
                  : "memory");
@@ -177,20 +190,10 @@ __device__ __noinline__ const void* InboxTake(const u8* from, u32 size) {
   // before the accelerator's reads of it.
   asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
   asm volatile("fence.proxy.async.global;" ::: "memory");
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(total) : "memory");
-  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(stage),
-               "l"(from), "r"(total), "r"(bar)
-               : "memory");
+  detail::CopyIn(stage, bar, from, total);
   // The bytes past the last whole 16, by the thread, meanwhile.
   for (u32 i = total; i < size; ++i) s.bytes[i] = from[i];
-  u32 in = 0;
-  while (in == 0) {
-    asm volatile(
-        "{\n\t.reg .pred p;\n\tmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\tselp.u32 %0, 1, 0, p;\n\t}"
-        : "=r"(in)
-        : "r"(bar), "r"(phase)
-        : "memory");
-  }
+  detail::WaitIn(bar, phase);
   // (The completed wait makes the accelerator's writes visible to this thread.)
   s.phase = phase ^ 1;
   return s.bytes;
