@@ -213,6 +213,17 @@ enum OwnerCycles : u32 {
   kOcServeDirect = 16,  // cycles in ServeDirect calls that took hand-overs
   kOcStreamLoops = 17,  // loop iterations timed in kOcBetween
   kOcLast = kOcStreamLoops,
+  // Block runs (RunBlockMessage), counted by the leader straight into
+  // rk_owner_cycles once per run (its rows in shared memory stop at kOcLast).
+  kOcBlockRuns = 18,     // block runs
+  kOcBlockRounds = 19,   // messages they handled
+  kOcBlockTake = 20,     // cycles: a round's take and the leader's prelude
+  kOcBlockMeet1 = 21,    // ... the barrier after it
+  kOcBlockHandler = 22,  // ... the block handler's call (the leader's rank)
+  kOcBlockMeet2 = 23,    // ... the barrier after it
+  kOcBlockAfter = 24,    // ... the leader's bookkeeping and its look at the next record
+  kOcBlockMeet3 = 25,    // ... the round's last barrier
+  kOcBlockBetween = 26,  // cycles from a run's end to the leader's next run's start
   kOwnerCyclesPerActor = 32,
 };
 #ifdef RK_OWNER_CYCLES
@@ -227,6 +238,7 @@ __device__ unsigned long long rk_owner_cycles[1024 * 32];
 // its 48 KiB limit with the inbox (bulk_copy.h).
 constexpr unsigned kOcRows = 96;
 __shared__ unsigned long long rk_oc_rows[kOcRows][::rk::detail::kOcLast + 1];
+__shared__ long long rk_oc_block_end;  // a block run's last end (its leader's clock; 0: none yet)
 namespace rk {
 namespace detail {
 #define RK_OC_ONLY(...) __VA_ARGS__
@@ -235,6 +247,7 @@ namespace detail {
     if (threadIdx.x < kOcRows) rk_oc_rows[threadIdx.x][(k)] += static_cast<unsigned long long>(v); \
   } while (0)
 __device__ inline void OwnerCyclesClear() {
+  if (threadIdx.x == 0) rk_oc_block_end = 0;
   if (threadIdx.x < kOcRows) {
     for (u32 k = 0; k <= kOcLast; ++k) rk_oc_rows[threadIdx.x][k] = 0;
   }

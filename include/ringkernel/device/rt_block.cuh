@@ -15,8 +15,70 @@ namespace detail {
 constexpr u32 kRequestBlockWork = 1;
 constexpr u32 kRequestHalt = 2;
 
+// Whether the first four header words of a record (type, size, sender,
+// flags) say that a record for a block handler has begun at the position
+// of `flag`: once they are there, the rest of it is being written or is (a
+// plain payload before its header), and the takes wait for it.
+__device__ __forceinline__ bool BlockRecordBegun(u64 w0, u64 w1, u64 w2, u64 w3, u32 flag, u32 actor_type) {
+  if ((LlWordFlag(w0) ^ flag) | (LlWordFlag(w1) ^ flag) | (LlWordFlag(w2) ^ flag) | (LlWordFlag(w3) ^ flag)) {
+    return false;
+  }
+  return (LlData(w3) & kMailVoid) == 0 && HandlerKindFast(actor_type, LlData(w0)) == 2;
+}
+__device__ __forceinline__ void LoadBlockPeek(const OwnedActor& o, u64 pos, u64* w) {
+  const u64* slot = MailboxSlotAt(o.box, o.log2, o.slot_bytes, pos);
+  LoadLlPairGpu(slot, &w[0], &w[1]);
+  LoadLlPairGpu(slot + 2, &w[2], &w[3]);
+}
+
+// Whether the record at the head after a block run's round goes on in the
+// same meeting (the leader decides, RunBlockMessage): the actor healthy, no
+// hand-over waiting for it, the run under the actor's batch, and a record
+// for a block handler begun there — seen by the look that went with the
+// round's take (`seen`), or by a look now.
+__device__ __forceinline__ bool BlockRunGoesOn(WorkerThread& w, const OwnedActor& o, u32 a, DirectSlot* slots,
+                                               u32 handled, bool seen) {
+  if (o.failed || handled >= w.sys->batch_max) return false;
+  if (a < kDirectSlots && SlotGet(&slots[a].tail) != SlotGet(&slots[a].head)) return false;
+  if (seen) return true;
+  u64 p[4];
+  LoadBlockPeek(o, o.head, p);
+  return BlockRecordBegun(p[0], p[1], p[2], p[3], LlFlag(o.head, o.log2), o.type);
+}
+
+#ifdef RK_OWNER_CYCLES
+// A block run's cycles, by step (rt_base.cuh, kOcBlock*): kept per run in
+// the leader's registers, added into the actor's row once the run ends.
+__device__ __forceinline__ long long BlockCyclesStep(unsigned long long* oc, u32 k, long long since) {
+  const long long now = clock64();
+  oc[k - kOcBlockTake] += static_cast<unsigned long long>(now - since);
+  return now;
+}
+__device__ __forceinline__ void BlockCyclesBetween(u32 actor, long long start) {
+  if (rk_oc_block_end != 0) {
+    atomicAdd(&rk_owner_cycles[(actor & 1023) * kOwnerCyclesPerActor + kOcBlockBetween],
+              static_cast<unsigned long long>(start - rk_oc_block_end));
+  }
+}
+__device__ __forceinline__ void BlockCyclesRun(u32 actor, u32 rounds, const unsigned long long* oc) {
+  unsigned long long* row = &rk_owner_cycles[(actor & 1023) * kOwnerCyclesPerActor];
+  atomicAdd(&row[kOcBlockRuns], 1ull);
+  atomicAdd(&row[kOcBlockRounds], static_cast<unsigned long long>(rounds));
+  for (u32 k = kOcBlockTake; k <= kOcBlockMeet3; ++k) atomicAdd(&row[k], oc[k - kOcBlockTake]);
+  rk_oc_block_end = clock64();
+}
+#endif
+
 // Runs the block handler of the message at the head of the actor at list
-// position `a` (queued by its owner). Called by every thread of the block.
+// position `a` (queued by its owner), and then, in the same meeting, the
+// block handlers of the messages after it in the same queue while they are
+// there (a block run: a stream of block messages pays for one meeting, not
+// one each; at most the batch an owner takes per turn, since the block's
+// other actors wait meanwhile). Within a run every thread keeps the actor
+// in registers and moves its head itself; the leader marks the running
+// table once, and gives producers room a quarter of the queue at a time
+// and at the run's end, as an owner does. Called by every thread of the
+// block.
 __device__ void RunBlockMessage(WorkerThread& w, u32 queued, u8* smem, u64* s_hlc, unsigned long long* s_handled,
                                 DirectSlot* slots) {
   const SystemParams* sys = w.sys;
@@ -38,62 +100,93 @@ __device__ void RunBlockMessage(WorkerThread& w, u32 queued, u8* smem, u64* s_hl
     o.released = o.head;
     o.source = source;
   }
-  u64* slot = MailboxSlotAt(o.box, o.log2, o.slot_bytes, o.head);
-  const u32 flag = LlFlag(o.head, o.log2);
-  MailRecord r;
-  // The owner saw it complete; everyone reads the same words.
-  while (!MailboxTryTake(slot, o.inline_words, flag, true, &r, w.buf)) {
-  }
-  u64 begin_ns = 0;  // the leader's
-  if (tid == leader) {
-    MarkRunning(w, RunningEntry(o.index, r.h.type));
-    if (!o.failed) {
-      RK_TRACE_EVENT(sys, &w.out->trace, TraceBeginKindType<false>(r.h), o.index, r.h.sender,
-                     TraceBeginFlow<false>(r.h, o));
+  // The leader's word on whether the run goes on, read by all after the
+  // round's last barrier (and written again only after the next round's
+  // first).
+  __shared__ u32 s_run_on;
+  RK_OC_ONLY(unsigned long long oc[kOcBlockMeet3 - kOcBlockTake + 1] = {}; long long oc_t = clock64();)
+  RK_OC_ONLY(if (tid == leader) BlockCyclesBetween(o.index, oc_t);)
+#pragma unroll 1
+  for (u32 round = 1;; ++round) {
+    u64* slot = MailboxSlotAt(o.box, o.log2, o.slot_bytes, o.head);
+    const u32 flag = LlFlag(o.head, o.log2);
+    MailRecord r;
+    // The leader also looks at the record after it, its loads in flight
+    // with the take's: in a backlog the next round needs no look of its own.
+    u64 p[4] = {0, 0, 0, 0};
+    if (tid == leader) LoadBlockPeek(o, o.head + 1, p);
+    // The owner (or the leader's look) saw it begun; everyone reads the
+    // same words.
+    while (!MailboxTryTake(slot, o.inline_words, flag, true, &r, w.buf)) {
     }
-    // One stamp for the whole block, so ctx.now() agrees on every rank.
-    begin_ns = GlobalTimerNs();
-    *s_hlc = HlcMerge(o.hlc, r.h.hlc, begin_ns);
-  }
-  BlockBarrier();
-  Ctx ctx;
-  InitCtx(ctx, w, o, r.h, *s_hlc, smem, 1);
-  ctx.d_.leader = leader;
-  if (!o.failed) DispatchBlock(o.type, o.state, r.h.type, r.payload, ctx);
-  *w.sends = ctx.d_.cache;
-  BlockBarrier();
-  if (tid == leader) {
-    // The leader is the one that sends and fails.
-    if (o.failed) {
-      DeadLetterWaiting(sys, WorkerOutRing(sys, w.worker, w.out), DeadLetterReason::kActorFailed, o.index, r.h,
-                        r.payload);
-      RK_TRACE_EVENT(sys, &w.out->trace, TraceKindType(TraceKind::kDeadLetter, r.h.type), o.index,
-                     static_cast<u32>(DeadLetterReason::kActorFailed), r.h.sender);
-      ++o.dead_lettered;
-    } else {
-      // Its end (a block handler's sends are recorded as they happen: none
-      // is staged).
-      RK_TRACE_EVENT(sys, &w.out->trace, TraceKindType(TraceKind::kHandlerEnd, r.h.type), o.index, r.h.sender, 0);
-      RK_HANDLER_TIME(sys, o.index, GlobalTimerNs() - begin_ns);
-      o.hlc = ctx.d_.hlc;
-      AddSends(o, OutcomeOf(ctx.d_));
-      ++o.handled;
-      if (ctx.d_.failed) o.failed = 1;
+    u64 begin_ns = 0;  // the leader's
+    bool next_seen = false;
+    if (tid == leader) {
+      next_seen = BlockRecordBegun(p[0], p[1], p[2], p[3], LlFlag(o.head + 1, o.log2), o.type);
+      MarkRunning(w, RunningEntry(o.index, r.h.type));
+      if (!o.failed) {
+        RK_TRACE_EVENT(sys, &w.out->trace, TraceBeginKindType<false>(r.h), o.index, r.h.sender,
+                       TraceBeginFlow<false>(r.h, o));
+      }
+      // One stamp for the whole block, so ctx.now() agrees on every rank.
+      begin_ns = GlobalTimerNs();
+      *s_hlc = HlcMerge(o.hlc, r.h.hlc, begin_ns);
     }
-    if ((r.h.flags & kMailIngress) && a < kDirectSlots) atomicSub(&slots[a].pending, 1u);
-    if (o.failed && a < kDirectSlots) SlotSet(&slots[a].failed, 1);
-    MailboxStampUnused(slot, o.inline_words, flag, r.h);
+    RK_OC_ONLY(oc_t = BlockCyclesStep(oc, kOcBlockTake, oc_t);)
+    BlockBarrier();
+    RK_OC_ONLY(oc_t = BlockCyclesStep(oc, kOcBlockMeet1, oc_t);)
+    Ctx ctx;
+    InitCtx(ctx, w, o, r.h, *s_hlc, smem, 1);
+    ctx.d_.leader = leader;
+    if (!o.failed) DispatchBlock(o.type, o.state, r.h.type, r.payload, ctx);
+    *w.sends = ctx.d_.cache;
+    RK_OC_ONLY(oc_t = BlockCyclesStep(oc, kOcBlockHandler, oc_t);)
+    BlockBarrier();
+    RK_OC_ONLY(oc_t = BlockCyclesStep(oc, kOcBlockMeet2, oc_t);)
     ++o.head;
-    StoreOwned(o);
-    ++*s_handled;
-    MailboxRelease(o.box, o.head);
-    if (source != 0) {
-      rk_rx[a].head[source - 1] = o.head;
-      rk_rx[a].released[source - 1] = o.head;
+    if (tid == leader) {
+      // The leader is the one that sends and fails.
+      if (o.failed) {
+        DeadLetterWaiting(sys, WorkerOutRing(sys, w.worker, w.out), DeadLetterReason::kActorFailed, o.index, r.h,
+                          r.payload);
+        RK_TRACE_EVENT(sys, &w.out->trace, TraceKindType(TraceKind::kDeadLetter, r.h.type), o.index,
+                       static_cast<u32>(DeadLetterReason::kActorFailed), r.h.sender);
+        ++o.dead_lettered;
+      } else {
+        // Its end (a block handler's sends are recorded as they happen: none
+        // is staged).
+        RK_TRACE_EVENT(sys, &w.out->trace, TraceKindType(TraceKind::kHandlerEnd, r.h.type), o.index, r.h.sender, 0);
+        RK_HANDLER_TIME(sys, o.index, GlobalTimerNs() - begin_ns);
+        o.hlc = ctx.d_.hlc;
+        AddSends(o, OutcomeOf(ctx.d_));
+        ++o.handled;
+        if (ctx.d_.failed) o.failed = 1;
+      }
+      if ((r.h.flags & kMailIngress) && a < kDirectSlots) atomicSub(&slots[a].pending, 1u);
+      if (o.failed && a < kDirectSlots) SlotSet(&slots[a].failed, 1);
+      MailboxStampUnused(slot, o.inline_words, flag, r.h);
+      StoreOwned(o);
+      ++*s_handled;
+      const bool more = BlockRunGoesOn(w, o, a, slots, round, next_seen);
+      if (!more || o.head - o.released >= (u64{1} << o.log2) / 4) {
+        MailboxRelease(o.box, o.head);
+        o.released = o.head;
+      }
+      if (source != 0) {
+        rk_rx[a].head[source - 1] = o.head;
+        rk_rx[a].released[source - 1] = o.released;
+      }
+      if (!more) MarkRunning(w, 0);
+      s_run_on = more;
     }
-    MarkRunning(w, 0);
+    RK_OC_ONLY(oc_t = BlockCyclesStep(oc, kOcBlockAfter, oc_t);)
+    BlockBarrier();
+    RK_OC_ONLY(oc_t = BlockCyclesStep(oc, kOcBlockMeet3, oc_t);)
+    if (!*static_cast<volatile u32*>(&s_run_on)) {
+      RK_OC_ONLY(if (tid == leader) BlockCyclesRun(o.index, round, oc);)
+      break;
+    }
   }
-  BlockBarrier();
 }
 
 }  // namespace detail

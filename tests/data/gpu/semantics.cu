@@ -479,6 +479,100 @@ struct RK_ACTOR Alternator {
   }
 };
 
+// ---- Streams of block messages (block runs, rt_block.cuh): each
+// TickSender sends its receiver BTicks (a block handler) numbered 1, 2, ...
+// with every 8th number a TickMark (a thread handler) instead, as fast as
+// the receiver's mailbox takes them. The BlockTally checks each sender's
+// numbers across both kinds, every rank checks a word of each BTick and
+// counts its visit. ----
+struct TickStart { rk::ActorId to; int producer; int count; };
+struct TickMore { int unused; };
+struct BTick { int producer; int n; unsigned words[60]; };
+struct TickMark { int producer; int n; };
+struct TallyQuery { int unused; };
+struct TallyReport {
+  long long ticks;
+  long long marks;
+  long long rank_visits;
+  long long violations;
+  long long words_bad;
+  int width;
+};
+__device__ inline unsigned TickWord(int n, unsigned i) { return static_cast<unsigned>(n) * 61u + i; }
+struct RK_ACTOR TickSender {
+  BTick tick;  // sent from the state
+  rk::ActorId to;
+  int producer;
+  int count;
+  int next;
+  int full;
+  __device__ void Pump(rk::Ctx& ctx) {
+    while (next <= count) {
+      rk::SendStatus s;
+      if (next % 8 == 0) {
+        s = ctx.send(to, TickMark{producer, next});
+      } else {
+        tick.producer = producer;
+        tick.n = next;
+        for (unsigned i = 0; i < 60; ++i) tick.words[i] = TickWord(next, i);
+        s = ctx.send(to, tick);
+      }
+      if (s == rk::SendStatus::kFull) {
+        ++full;
+        ctx.send(ctx.self(), TickMore{0});
+        return;
+      }
+      if (s != rk::SendStatus::kOk) {
+        ctx.fail(81);
+        return;
+      }
+      ++next;
+    }
+    ctx.send(rk::host(), Produced{producer, count, full, 0});
+  }
+  RK_HANDLER void on(const TickStart& s, rk::Ctx& ctx) {
+    to = s.to;
+    producer = s.producer;
+    count = s.count;
+    next = 1;
+    Pump(ctx);
+  }
+  RK_HANDLER void on(const TickMore& m, rk::Ctx& ctx) { Pump(ctx); }
+};
+struct RK_ACTOR BlockTally {
+  int last[8];
+  long long ticks;
+  long long marks;
+  long long rank_visits;
+  long long violations;
+  long long words_bad;
+  int width;
+  __device__ void Check(int producer, int n) {
+    if (producer < 0 || producer >= 8 || n != last[producer] + 1) {
+      ++violations;
+    } else {
+      last[producer] = n;
+    }
+  }
+  RK_BLOCK_HANDLER void on(const BTick& t, rk::Ctx& ctx) {
+    atomicAdd(reinterpret_cast<unsigned long long*>(&rank_visits), 1ull);
+    const unsigned i = ctx.rank() % 60;
+    if (t.words[i] != TickWord(t.n, i)) atomicAdd(reinterpret_cast<unsigned long long*>(&words_bad), 1ull);
+    if (ctx.leader()) {
+      Check(t.producer, t.n);
+      ++ticks;
+      width = static_cast<int>(ctx.width());
+    }
+  }
+  RK_HANDLER void on(const TickMark& m, rk::Ctx& ctx) {
+    Check(m.producer, m.n);
+    ++marks;
+  }
+  RK_HANDLER void on(const TallyQuery& q, rk::Ctx& ctx) {
+    ctx.reply(TallyReport{ticks, marks, rank_visits, violations, words_bad, width});
+  }
+};
+
 // ---- Large payloads between actors, in MixChecker's numbering: from the
 // sender's state (device memory, which the tensor memory accelerator copies
 // on sm_90, bulk_copy.h) and from its stack (which it cannot: copied by the
