@@ -119,10 +119,19 @@ void PrintOwnerCycles(System& sys, const std::string& what) {
   }
   for (size_t a = 0; a < kActors; ++a) {
     const uint64_t* v = &c[a * kPer];
-    const uint64_t taken = v[0], direct = v[7];
-    if (taken == 0 && direct == 0) continue;
+    const uint64_t taken = v[0], direct = v[7], runs = v[18], rounds = v[19];
+    if (taken == 0 && direct == 0 && runs == 0) continue;
     const std::string name = sys.NameOf(ActorId{static_cast<uint32_t>(a)}).value_or("?");
     auto per = [](uint64_t cycles, uint64_t n) { return n == 0 ? 0.0 : static_cast<double>(cycles) / n; };
+    if (runs != 0) {
+      std::printf(
+          "owner_cycles %s actor=%zu %s: block runs %llu, %llu messages (%.1f a run); per message: take and prelude "
+          "%.0f, barrier %.0f, handler %.0f, barrier %.0f, leader after %.0f, barrier %.0f; between runs %.0f a run\n",
+          what.c_str(), a, name.c_str(), static_cast<unsigned long long>(runs), static_cast<unsigned long long>(rounds),
+          static_cast<double>(rounds) / runs, per(v[20], rounds), per(v[21], rounds), per(v[22], rounds),
+          per(v[23], rounds), per(v[24], rounds), per(v[25], rounds), per(v[26], runs));
+    }
+    if (taken == 0 && direct == 0) continue;
     const uint64_t calls = taken + direct;
     std::printf(
         "owner_cycles %s actor=%zu %s: taken %llu (take %.0f, handle %.0f, after %.0f cycles each); empty polls %llu "

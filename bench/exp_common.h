@@ -97,6 +97,7 @@ struct Options {
   std::string paths_quiet_ms = "1000";  // comma-separated pauses before quiet Asks
   std::string paths_parts = "idle,inject,aggregate";  // which parts of `paths` run
   std::string paths_pair_sizes = "64,4096";           // payload sizes of the one-pair streams
+  std::string paths_block_pair_sizes = "4096";        // the same to a BlockDrain ("" skips them)
   int paths_power_seconds = 3;
 };
 

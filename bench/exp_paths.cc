@@ -59,6 +59,12 @@
 //       retrying kFull); timed on the GPU (%globaltimer) from the Streamer's
 //       first send to the Drain's last receipt; the Drain checks the count,
 //       FIFO order and the XOR of every payload word.
+//   path=k2k_block_handler;payload=P;pairs=1;receiver=other;spread=one_pair
+//       (P = --paths-block-pair-sizes, 4096 by default) the same Streamer
+//       to a BlockDrain, which takes the payloads with block handlers: every
+//       thread of its worker block folds a share, the leader counts and
+//       checks as the Drain does. After the Asks, on the worker the
+//       BlockDrain is spawned to last.
 //   path=ask;background_pairs=0
 //       latency_us: Asks to an Echo actor with no other traffic (the same
 //       system as the next line, for comparison).
@@ -470,9 +476,9 @@ absl::StatusOr<StreamResult> StreamBurst(System& sys, const std::vector<StreamPa
 // `spread` labels the aggregate (every worker's pair at once) apart from a
 // single pair, whatever the pair count.
 absl::Status StreamConfig(const Bench& b, System& sys, const std::vector<StreamPair>& pairs, int size, int n,
-                          const std::string& spread) {
+                          const std::string& spread, const std::string& path = "k2k") {
   const std::string config =
-      absl::StrCat("path=k2k;payload=", size, ";pairs=", pairs.size(), ";receiver=other;spread=", spread);
+      absl::StrCat("path=", path, ";payload=", size, ";pairs=", pairs.size(), ";receiver=other;spread=", spread);
   std::vector<double> rates;
   // The first burst's lead: generous (2 ms and 5 µs a pair).
   uint64_t lead_ns = 2000000 + 5000 * pairs.size();
@@ -590,15 +596,21 @@ absl::Status ExpPaths(const Bench& b) {
     quiet.push_back(ms);
   }
   // The one-pair streams' payload sizes (the Streamer sends these four).
-  std::vector<int> pair_sizes;
-  for (absl::string_view z : absl::StrSplit(o.paths_pair_sizes, ',')) {
-    int size = 0;
-    if (!absl::SimpleAtoi(z, &size) || (size != 64 && size != 256 && size != 1024 && size != 4096)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--paths-pair-sizes: '", z, "' is not one of the Streamer's sizes (64, 256, 1024, 4096)"));
+  const auto sizes = [](const std::string& flag, const std::string& list) -> absl::StatusOr<std::vector<int>> {
+    std::vector<int> out;
+    for (absl::string_view z : absl::StrSplit(list, ',', absl::SkipEmpty())) {
+      int size = 0;
+      if (!absl::SimpleAtoi(z, &size) || (size != 64 && size != 256 && size != 1024 && size != 4096)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(flag, ": '", z, "' is not one of the Streamer's sizes (64, 256, 1024, 4096)"));
+      }
+      out.push_back(size);
     }
-    pair_sizes.push_back(size);
-  }
+    return out;
+  };
+  RK_ASSIGN_OR_RETURN(const std::vector<int> pair_sizes, sizes("--paths-pair-sizes", o.paths_pair_sizes));
+  RK_ASSIGN_OR_RETURN(const std::vector<int> block_pair_sizes,
+                      sizes("--paths-block-pair-sizes", o.paths_block_pair_sizes));
   bool idle = false, inject = false, aggregate = false;
   for (absl::string_view part : absl::StrSplit(o.paths_parts, ',')) {
     if (part == "idle") {
@@ -750,6 +762,8 @@ absl::Status ExpPaths(const Bench& b) {
     // A host message must never be dead-lettered for finding a mailbox
     // full: the injection figures count only delivered messages.
     so.ingress_full_timeout = absl::Seconds(5);
+    // The BlockDrain's per-warp folds (8 bytes a warp).
+    so.scratch_bytes = 8 * ((so.threads_per_block + 31) / 32);
     RK_ASSIGN_OR_RETURN(std::unique_ptr<System> sys, b.runtime.Start(b.program, so));
     std::vector<HostSender> senders;
     for (int t = 0; t < 4; ++t) {
@@ -781,6 +795,16 @@ absl::Status ExpPaths(const Bench& b) {
     }
     RK_RETURN_IF_ERROR(TimeAsks(b, *sys, echo, "path=ask;background_pairs=0", &seq));
     RK_RETURN_IF_ERROR(AsksUnderBackground(b, *sys, echo, background, &seq));
+
+    // The same Streamer to a BlockDrain, whose payload handlers are block
+    // handlers (spawned last, so the actors above keep their workers).
+    if (!block_pair_sizes.empty()) {
+      RK_ASSIGN_OR_RETURN(ActorId block_drain, sys->Spawn("BlockDrain", "block_drain"));
+      for (int size : block_pair_sizes) {
+        RK_RETURN_IF_ERROR(StreamConfig(b, *sys, {StreamPair{streamer, block_drain}}, size, o.paths_messages,
+                                        "one_pair", "k2k_block_handler"));
+      }
+    }
     RK_RETURN_IF_ERROR(StopCleanly(*sys, "paths"));
   }
 

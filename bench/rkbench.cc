@@ -550,6 +550,8 @@ int Usage(const std::string& problem) {
                "  --paths-quiet-ms A,B,...     pauses before the quiet Asks, in ms (1000)\n"
                "  --paths-pair-sizes A,B,...   payload sizes of the one-pair K2K streams (64,4096; each of\n"
                "                               64, 256, 1024, 4096): one size alone for an owner-cycle build\n"
+               "  --paths-block-pair-sizes A,...  the same to a BlockDrain, whose payload handlers are block\n"
+               "                               handlers (4096; empty skips them)\n"
                "  --paths-parts A,B,...        parts of paths to run (idle,inject,aggregate): idle = power,\n"
                "                               the floors and the quiet Asks; inject = host -> GPU, one\n"
                "                               K2K pair, Asks with background; aggregate = every pair\n",
@@ -626,6 +628,8 @@ int Main(int argc, char** argv) {
       o.paths_parts = v;
     } else if (a == "--paths-pair-sizes") {
       o.paths_pair_sizes = v;
+    } else if (a == "--paths-block-pair-sizes") {
+      o.paths_block_pair_sizes = v;
     } else if (a == "--pc-sampling") {
       o.pc_sampling = v;
     } else if (a == "--exp7-faults") {

@@ -339,6 +339,66 @@ struct RK_ACTOR Drain {
   RK_HANDLER void on(const P4K& p, rk::Ctx& ctx) { Take(p, ctx); }
 };
 
+// The Drain's counterpart with block handlers for the payloads: every
+// thread of the worker block folds a share of the payload's 16-byte pieces,
+// each warp's first lane leaves its warp's fold in the block's scratch (8
+// bytes a warp: SystemOptions::scratch_bytes), and the leader folds those
+// into `words` and counts, as the Drain does. Its report and its Expect are
+// thread handlers (the same messages as the Drain's).
+struct RK_ACTOR BlockDrain {
+  unsigned long long received;
+  unsigned long long bytes;
+  unsigned long long first_ns;
+  unsigned long long last_ns;
+  unsigned long long words;
+  unsigned long long disorder;
+  long long expect;
+  RK_HANDLER void on(const DrainReport& r, rk::Ctx& ctx) { Report(ctx); }
+  __device__ void Report(rk::Ctx& ctx) {
+    if (ctx.send(rk::host(), Drained{received, bytes, first_ns, last_ns, words, disorder}) == rk::SendStatus::kFull) {
+      ctx.send(ctx.self(), DrainReport{0});
+    }
+  }
+  RK_HANDLER void on(const Expect& e, rk::Ctx& ctx) {
+    received = 0;
+    bytes = 0;
+    words = 0;
+    disorder = 0;
+    expect = e.count;
+    ctx.reply(Expected{e.count});
+  }
+  template <class P>
+  __device__ void Take(const P& p, rk::Ctx& ctx) {
+    const uint4* v = reinterpret_cast<const uint4*>(&p);
+    unsigned long long x = 0;
+    for (unsigned i = ctx.rank(); i < sizeof(P) / 16; i += ctx.width()) {
+      const uint4 q = v[i];
+      x ^= (static_cast<unsigned long long>(q.y) << 32 | q.x) ^ (static_cast<unsigned long long>(q.w) << 32 | q.z);
+    }
+    // Every thread of the block runs this: each warp is whole here.
+    for (int d = 16; d > 0; d /= 2) x ^= __shfl_xor_sync(0xFFFFFFFFu, x, d);
+    unsigned long long* part = ctx.scratch<unsigned long long>();
+    if ((threadIdx.x & 31) == 0) part[threadIdx.x / 32] = x;
+    ctx.sync();
+    if (ctx.leader()) {
+      const unsigned long long now = GlobalNs();
+      if (received == 0) first_ns = now;
+      last_ns = now;
+      unsigned long long all = 0;
+      for (unsigned k = 0; k < ctx.width() / 32; ++k) all ^= part[k];
+      words ^= all;
+      if (p.seq != received) ++disorder;
+      ++received;
+      bytes += sizeof(P);
+      if (static_cast<long long>(received) == expect) Report(ctx);
+    }
+  }
+  RK_BLOCK_HANDLER void on(const P64& p, rk::Ctx& ctx) { Take(p, ctx); }
+  RK_BLOCK_HANDLER void on(const P256& p, rk::Ctx& ctx) { Take(p, ctx); }
+  RK_BLOCK_HANDLER void on(const P1K& p, rk::Ctx& ctx) { Take(p, ctx); }
+  RK_BLOCK_HANDLER void on(const P4K& p, rk::Ctx& ctx) { Take(p, ctx); }
+};
+
 // ---- Compute: a fixed amount of arithmetic per message (scaling). ----
 struct Work { int iterations; float seed; };
 struct WorkQuery { int unused; };
