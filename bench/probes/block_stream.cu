@@ -34,8 +34,13 @@
 // Build and run on a GPU machine:
 //   nvcc -O2 -arch=sm_90 -I include -o block_stream bench/probes/block_stream.cu && ./block_stream
 #include "probe_common.h"
+#include "ringkernel/device/atomics.h"
 
-typedef unsigned long long u64;
+using rk::FenceAcquireGpu;
+using rk::LoadRelaxedGpu;
+using rk::StoreRelaxedGpu;
+using rk::StoreReleaseGpu;
+using rk::u64;
 
 constexpr int kThreads = 128;
 constexpr int kSlots = 32;
@@ -61,19 +66,6 @@ struct State {  // the receiver's "actor" (device memory)
 
 enum Variant { kRound = 0, kEarly = 1, kRegisters = 2 };
 
-__device__ __forceinline__ u64 LoadRelaxed(const u64* p) {
-  u64 v;
-  asm volatile("ld.relaxed.gpu.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-  return v;
-}
-__device__ __forceinline__ void StoreRelaxed(u64* p, u64 v) {
-  asm volatile("st.relaxed.gpu.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-}
-__device__ __forceinline__ void StoreRelease(u64* p, u64 v) {
-  asm volatile("st.release.gpu.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-}
-__device__ __forceinline__ void FenceAcquire() { asm volatile("fence.acquire.gpu;" ::: "memory"); }
-
 __device__ __forceinline__ uint4 Expected(u64 pos, int i) {
   const unsigned a = static_cast<unsigned>(pos) * 2654435761u + static_cast<unsigned>(i);
   return make_uint4(a, a ^ 0x5555u, a + 7u, ~a);
@@ -85,7 +77,7 @@ __device__ void Send(Ring* ring, int pieces, int count) {
   u64 head = 0;
   for (u64 pos = 0; pos < static_cast<u64>(count); ++pos) {
     if (tid == 0) {
-      while (pos - head >= kSlots) head = LoadRelaxed(&ring->head);
+      while (pos - head >= kSlots) head = LoadRelaxedGpu(&ring->head);
       s_head = head;
     }
     __syncthreads();
@@ -95,7 +87,7 @@ __device__ void Send(Ring* ring, int pieces, int count) {
     __syncthreads();
     if (tid == 0) {
       __threadfence();
-      StoreRelaxed(&s.seq, pos + 1);
+      StoreRelaxedGpu(&s.seq, pos + 1);
     }
   }
 }
@@ -109,13 +101,13 @@ __device__ void Receive(Ring* ring, State* st, int pieces, int count) {
   for (u64 pos = 0; pos < static_cast<u64>(count); ++pos) {
     Slot& s = ring->slots[pos % kSlots];
     if (tid == 0 && next_seen != pos + 1) {
-      while (LoadRelaxed(&s.seq) != pos + 1) {
+      while (LoadRelaxedGpu(&s.seq) != pos + 1) {
       }
     }
     __syncthreads();
-    FenceAcquire();
+    FenceAcquireGpu();
     u64 early = 0;
-    if (kV != kRound && tid == 0) early = LoadRelaxed(&ring->slots[(pos + 1) % kSlots].seq);
+    if (kV != kRound && tid == 0) early = LoadRelaxedGpu(&ring->slots[(pos + 1) % kSlots].seq);
     u64 x = 0, bad = 0;
     for (int i = tid; i < pieces; i += kThreads) {
       const uint4 q = s.payload[i];
@@ -140,7 +132,7 @@ __device__ void Receive(Ring* ring, State* st, int pieces, int count) {
         st->received = st->received + 1;
         st->words = st->words ^ all;
       }
-      if ((pos + 1) % (kSlots / 4) == 0) StoreRelease(&ring->head, pos + 1);
+      if ((pos + 1) % (kSlots / 4) == 0) StoreReleaseGpu(&ring->head, pos + 1);
       next_seen = early;
     }
     __syncthreads();
