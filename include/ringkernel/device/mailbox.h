@@ -421,20 +421,12 @@ RK_UNROLL
   return true;
 }
 
-// Tries to take the record at `slot` for `flag`. On success fills `*r`,
-// copying an inline payload to `inline_buf` (kMailInlineMaxWords words,
-// 16-byte aligned). Returns false while any needed word is missing.
-// `wide`: load the header and the first kMailWideWords inline words at once
-// (one trip to memory for small messages, while the mailbox is busy); else
-// one 16-byte load tells whether a record has begun (while it is quiet).
-// Every word is loaded into registers (indices fixed at compile time), and
-// all the loads of a pass are issued before any of them is checked.
-RK_HOST_DEVICE inline bool MailboxTryTake(const u64* slot, u32 inline_words, u32 flag, bool wide, MailRecord* r,
-                                          u32* inline_buf) {
-  u64 w[kMailHeaderWords + kMailWideWords];  // the first pass
-  LoadLlPairGpu(slot, &w[0], &w[1]);
-  if (!wide && (LlWordFlag(w[0]) != flag || LlWordFlag(w[1]) != flag)) return false;
-  MailboxLoadFirstPass(slot, inline_words, 2, w);
+// MailboxTryTake's work once the first pass is in `w` (loaded from the slot,
+// or a copy of those words made while the slot was being read): the record
+// if every word it needs carries `flag`, the words past the first pass
+// loaded from the slot.
+RK_HOST_DEVICE RK_FORCEINLINE bool MailboxTakeFirstPass(const u64* w, const u64* slot, u32 inline_words, u32 flag,
+                                                        MailRecord* r, u32* inline_buf) {
   if (!MailboxFirstHeader(w, flag, &r->h)) return false;
   u32 bad = 0;
   if (r->h.flags & (kMailPlain | kMailVoid)) {
@@ -477,6 +469,23 @@ RK_UNROLL
   if (bad != 0) return false;
   r->payload = reinterpret_cast<const u8*>(inline_buf);
   return true;
+}
+
+// Tries to take the record at `slot` for `flag`. On success fills `*r`,
+// copying an inline payload to `inline_buf` (kMailInlineMaxWords words,
+// 16-byte aligned). Returns false while any needed word is missing.
+// `wide`: load the header and the first kMailWideWords inline words at once
+// (one trip to memory for small messages, while the mailbox is busy); else
+// one 16-byte load tells whether a record has begun (while it is quiet).
+// Every word is loaded into registers (indices fixed at compile time), and
+// all the loads of a pass are issued before any of them is checked.
+RK_HOST_DEVICE inline bool MailboxTryTake(const u64* slot, u32 inline_words, u32 flag, bool wide, MailRecord* r,
+                                          u32* inline_buf) {
+  u64 w[kMailHeaderWords + kMailWideWords];  // the first pass
+  LoadLlPairGpu(slot, &w[0], &w[1]);
+  if (!wide && (LlWordFlag(w[0]) != flag || LlWordFlag(w[1]) != flag)) return false;
+  MailboxLoadFirstPass(slot, inline_words, 2, w);
+  return MailboxTakeFirstPass(w, slot, inline_words, flag, r, inline_buf);
 }
 
 // What a look at a slot for a small record found (MailboxLookSmall).

@@ -34,8 +34,8 @@ __device__ __forceinline__ void LoadBlockPeek(const OwnedActor& o, u64 pos, u64*
 // Whether the record at the head after a block run's round goes on in the
 // same meeting (the leader decides, RunBlockMessage): the actor healthy, no
 // hand-over waiting for it, the run under the actor's batch, and a record
-// for a block handler begun there — seen by the look that went with the
-// round's take (`seen`), or by a look now.
+// for a block handler begun there — seen by the loads made during the
+// round's handler (`seen`), or by a look now.
 __device__ __forceinline__ bool BlockRunGoesOn(WorkerThread& w, const OwnedActor& o, u32 a, DirectSlot* slots,
                                                u32 handled, bool seen) {
   if (o.failed || handled >= w.sys->batch_max) return false;
@@ -45,6 +45,30 @@ __device__ __forceinline__ bool BlockRunGoesOn(WorkerThread& w, const OwnedActor
   LoadBlockPeek(o, o.head, p);
   return BlockRecordBegun(p[0], p[1], p[2], p[3], LlFlag(o.head, o.log2), o.type);
 }
+
+// The words of a record's first pass (MailboxLoadFirstPass) that lanes of
+// a block run's leading warp loaded while the round before ran its handler,
+// in the order they lie in the slot.
+constexpr u32 kBlockStageWords = kMailHeaderWords + kMailWideWords;
+__device__ __forceinline__ u32 FirstPassWords(u32 inline_words) {
+  return kMailHeaderWords + (inline_words < kMailWideWords ? inline_words : kMailWideWords);
+}
+
+// 16 bytes of global memory copied into shared memory asynchronously (no
+// register holds them: the copy stays in flight while the thread runs a
+// handler), and the wait for this thread's copies. The copy reads L2, where
+// the GPU's writes meet, 16 aligned bytes at once, so each 8-byte LL word
+// arrives whole; what it read is trusted only as far as those words' flags
+// say, as with a look at the slot. A plain payload after such a header is
+// read after the taker's acquire fence (MailboxTakeFirstPass), which drops
+// this SM's L1 lines: its producer fenced before the header, so the payload
+// was in L2 before the header the copy saw.
+__device__ __forceinline__ void CopyToShared16(void* to, const void* from) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(static_cast<u32>(__cvta_generic_to_shared(to))),
+               "l"(from)
+               : "memory");
+}
+__device__ __forceinline__ void WaitCopiesToShared() { asm volatile("cp.async.wait_all;" ::: "memory"); }
 
 #ifdef RK_OWNER_CYCLES
 // A block run's cycles, by step (rt_base.cuh, kOcBlock*): kept per run in
@@ -165,8 +189,10 @@ __device__ void RunBlockMessage(WorkerThread& w, u32 queued, u8* smem, u64* s_hl
 // other actors wait meanwhile). Within a run every thread keeps the actor
 // in registers and moves its head itself; the leader marks the running
 // table once, and gives producers room a quarter of the queue at a time
-// and at the run's end, as an owner does. Called by every thread of the
-// block.
+// and at the run's end, as an owner does; and the next record's first pass
+// is copied into shared memory while the handler runs, so that in a
+// backlog the next round takes it without a trip to memory. Called by
+// every thread of the block.
 __device__ void RunBlockMessage(WorkerThread& w, u32 queued, u8* smem, u64* s_hlc, unsigned long long* s_handled,
                                 DirectSlot* slots) {
   const SystemParams* sys = w.sys;
@@ -192,6 +218,12 @@ __device__ void RunBlockMessage(WorkerThread& w, u32 queued, u8* smem, u64* s_hl
   // round's last barrier (and written again only after the next round's
   // first).
   __shared__ u32 s_run_on;
+  // The next record's first pass, copied by lanes of the leader's warp
+  // while the handler runs: in a backlog a round takes its record from
+  // here, without a trip to memory of its own.
+  __shared__ __align__(16) u64 s_next[kBlockStageWords];
+  const u32 stage_lane = (tid >> 5) == (leader >> 5) ? tid & 31 : 32;
+  const bool stager = 2 * stage_lane < FirstPassWords(o.inline_words);
   RK_OC_ONLY(unsigned long long oc[kOcBlockMeet3 - kOcBlockTake + 1] = {}; long long oc_t = clock64();)
   RK_OC_ONLY(if (tid == leader) BlockCyclesBetween(o.index, oc_t);)
 #pragma unroll 1
@@ -199,18 +231,20 @@ __device__ void RunBlockMessage(WorkerThread& w, u32 queued, u8* smem, u64* s_hl
     u64* slot = MailboxSlotAt(o.box, o.log2, o.slot_bytes, o.head);
     const u32 flag = LlFlag(o.head, o.log2);
     MailRecord r;
-    // The leader also looks at the record after it, its loads in flight
-    // with the take's: in a backlog the next round needs no look of its own.
-    u64 p[4] = {0, 0, 0, 0};
-    if (tid == leader) LoadBlockPeek(o, o.head + 1, p);
     // The owner (or the leader's look) saw it begun; everyone reads the
-    // same words.
-    while (!MailboxTryTake(slot, o.inline_words, flag, true, &r, w.buf)) {
+    // same words: the stage's, if they are whole.
+    for (bool staged = round > 1;; staged = false) {
+      u64 words[kBlockStageWords];
+      if (staged) {
+RK_UNROLL
+        for (u32 i = 0; i < kBlockStageWords; ++i) words[i] = s_next[i];
+      } else {
+        MailboxLoadFirstPass(slot, o.inline_words, 0, words);
+      }
+      if (MailboxTakeFirstPass(words, slot, o.inline_words, flag, &r, w.buf)) break;
     }
     u64 begin_ns = 0;  // the leader's
-    bool next_seen = false;
     if (tid == leader) {
-      next_seen = BlockRecordBegun(p[0], p[1], p[2], p[3], LlFlag(o.head + 1, o.log2), o.type);
       MarkRunning(w, RunningEntry(o.index, r.h.type));
       if (!o.failed) {
         RK_TRACE_EVENT(sys, &w.out->trace, TraceBeginKindType<false>(r.h), o.index, r.h.sender,
@@ -223,11 +257,17 @@ __device__ void RunBlockMessage(WorkerThread& w, u32 queued, u8* smem, u64* s_hl
     RK_OC_ONLY(oc_t = BlockCyclesStep(oc, kOcBlockTake, oc_t);)
     BlockBarrier();
     RK_OC_ONLY(oc_t = BlockCyclesStep(oc, kOcBlockMeet1, oc_t);)
+    // The next record's first pass, in flight during the handler (every
+    // thread has read the stage by now).
+    if (stager) {
+      CopyToShared16(&s_next[2 * stage_lane], MailboxSlotAt(o.box, o.log2, o.slot_bytes, o.head + 1) + 2 * stage_lane);
+    }
     Ctx ctx;
     InitCtx(ctx, w, o, r.h, *s_hlc, smem, 1);
     ctx.d_.leader = leader;
     if (!o.failed) DispatchBlock(o.type, o.state, r.h.type, r.payload, ctx);
     *w.sends = ctx.d_.cache;
+    if (stager) WaitCopiesToShared();
     RK_OC_ONLY(oc_t = BlockCyclesStep(oc, kOcBlockHandler, oc_t);)
     BlockBarrier();
     RK_OC_ONLY(oc_t = BlockCyclesStep(oc, kOcBlockMeet2, oc_t);)
@@ -255,7 +295,9 @@ __device__ void RunBlockMessage(WorkerThread& w, u32 queued, u8* smem, u64* s_hl
       MailboxStampUnused(slot, o.inline_words, flag, r.h);
       StoreOwned(o);
       ++*s_handled;
-      const bool more = BlockRunGoesOn(w, o, a, slots, round, next_seen);
+      const bool more = BlockRunGoesOn(
+          w, o, a, slots, round,
+          BlockRecordBegun(s_next[0], s_next[1], s_next[2], s_next[3], LlFlag(o.head, o.log2), o.type));
       if (!more || o.head - o.released >= (u64{1} << o.log2) / 4) {
         MailboxRelease(o.box, o.head);
         o.released = o.head;
