@@ -480,14 +480,21 @@ struct RK_ACTOR Alternator {
 };
 
 // ---- Streams of block messages (block runs, rt_block.cuh): each
-// TickSender sends its receiver BTicks (a block handler) numbered 1, 2, ...
-// with every 8th number a TickMark (a thread handler) instead, as fast as
-// the receiver's mailbox takes them. The BlockTally checks each sender's
-// numbers across both kinds, every rank checks a word of each BTick and
-// counts its visit. ----
+// TickSender sends its receiver ticks numbered 1, 2, ... as fast as the
+// receiver's mailbox takes them: a TickMark (a thread handler) for every 8th
+// number, and block-handler ticks of each shape a record can have for the
+// others (the receiver's mailbox takes payloads over 256 bytes, so up to
+// 128 bytes go inline and larger ones in the slot's plain area): a BTickTiny
+// (inline, within the words read with the header), a BTickSmall (inline,
+// past them), a BTickLarge and, for the odd numbers, a BTick (both plain).
+// The BlockTally checks each sender's numbers across the kinds; every rank
+// checks a word of each block tick and counts its visit. ----
 struct TickStart { rk::ActorId to; int producer; int count; };
 struct TickMore { int unused; };
 struct BTick { int producer; int n; unsigned words[60]; };
+struct BTickTiny { int producer; int n; unsigned words[4]; };
+struct BTickSmall { int producer; int n; unsigned words[20]; };
+struct BTickLarge { int producer; int n; unsigned words[100]; };
 struct TickMark { int producer; int n; };
 struct TallyQuery { int unused; };
 struct TallyReport {
@@ -499,8 +506,19 @@ struct TallyReport {
   int width;
 };
 __device__ inline unsigned TickWord(int n, unsigned i) { return static_cast<unsigned>(n) * 61u + i; }
+// A block tick of type T numbered n from `producer`.
+template <class T>
+__device__ void FillTick(T& t, int producer, int n) {
+  t.producer = producer;
+  t.n = n;
+  for (unsigned i = 0; i < sizeof(t.words) / sizeof(t.words[0]); ++i) t.words[i] = TickWord(n, i);
+}
 struct RK_ACTOR TickSender {
-  BTick tick;  // sent from the state
+  // Sent from the state.
+  BTick tick;
+  BTickTiny tiny;
+  BTickSmall small;
+  BTickLarge large;
   rk::ActorId to;
   int producer;
   int count;
@@ -511,10 +529,17 @@ struct RK_ACTOR TickSender {
       rk::SendStatus s;
       if (next % 8 == 0) {
         s = ctx.send(to, TickMark{producer, next});
+      } else if (next % 8 == 2) {
+        FillTick(tiny, producer, next);
+        s = ctx.send(to, tiny);
+      } else if (next % 8 == 4) {
+        FillTick(small, producer, next);
+        s = ctx.send(to, small);
+      } else if (next % 8 == 6) {
+        FillTick(large, producer, next);
+        s = ctx.send(to, large);
       } else {
-        tick.producer = producer;
-        tick.n = next;
-        for (unsigned i = 0; i < 60; ++i) tick.words[i] = TickWord(next, i);
+        FillTick(tick, producer, next);
         s = ctx.send(to, tick);
       }
       if (s == rk::SendStatus::kFull) {
@@ -554,9 +579,11 @@ struct RK_ACTOR BlockTally {
       last[producer] = n;
     }
   }
-  RK_BLOCK_HANDLER void on(const BTick& t, rk::Ctx& ctx) {
+  template <class T>
+  __device__ void Tick(const T& t, rk::Ctx& ctx) {
+    constexpr unsigned kWords = sizeof(t.words) / sizeof(t.words[0]);
     atomicAdd(reinterpret_cast<unsigned long long*>(&rank_visits), 1ull);
-    const unsigned i = ctx.rank() % 60;
+    const unsigned i = ctx.rank() % kWords;
     if (t.words[i] != TickWord(t.n, i)) atomicAdd(reinterpret_cast<unsigned long long*>(&words_bad), 1ull);
     if (ctx.leader()) {
       Check(t.producer, t.n);
@@ -564,6 +591,10 @@ struct RK_ACTOR BlockTally {
       width = static_cast<int>(ctx.width());
     }
   }
+  RK_BLOCK_HANDLER void on(const BTick& t, rk::Ctx& ctx) { Tick(t, ctx); }
+  RK_BLOCK_HANDLER void on(const BTickTiny& t, rk::Ctx& ctx) { Tick(t, ctx); }
+  RK_BLOCK_HANDLER void on(const BTickSmall& t, rk::Ctx& ctx) { Tick(t, ctx); }
+  RK_BLOCK_HANDLER void on(const BTickLarge& t, rk::Ctx& ctx) { Tick(t, ctx); }
   RK_HANDLER void on(const TickMark& m, rk::Ctx& ctx) {
     Check(m.producer, m.n);
     ++marks;
