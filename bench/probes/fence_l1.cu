@@ -10,6 +10,11 @@
 //
 // One thread, clock64, 4,000 loads a configuration, three repetitions.
 //
+// Measured on an H200 (bench/NOTES.md, session 26): local memory 35.9
+// cycles a load, 38.1 with the fence before each; global memory 40.9, and
+// 324-540 with the fence before each (186-210 with it before every 8th):
+// the fence drops the SM's L1 lines of global memory, not of local memory.
+//
 // Build and run on a GPU machine:
 //   nvcc -O2 -arch=sm_90 -o fence_l1 bench/probes/fence_l1.cu && ./fence_l1
 #include "probe_common.h"
