@@ -70,6 +70,22 @@ __device__ __forceinline__ void CopyToShared16(void* to, const void* from) {
 }
 __device__ __forceinline__ void WaitCopiesToShared() { asm volatile("cp.async.wait_all;" ::: "memory"); }
 
+// The actor a queued block message is for, read afresh by every thread
+// (its owner stored and released it): the list position `a`, and where the
+// message is (`source` 0: the mailbox, k + 1: channel entry k, whose state
+// the owner keeps in its row of rk_rx).
+__device__ __forceinline__ void LoadQueuedActor(const SystemParams* sys, const u32* list, u32 a, u32 source,
+                                                OwnedActor& o) {
+  o = LoadOwned(sys, list[a]);
+  if (source != 0) {
+    const ChannelRx& rx = rk_rx[a];
+    o.box = reinterpret_cast<MailboxHeader*>(rx.box[source - 1]);
+    o.head = rx.head[source - 1];
+    o.released = o.head;
+    o.source = source;
+  }
+}
+
 #ifdef RK_OWNER_CYCLES
 // A block run's cycles, by step (rt_base.cuh, kOcBlock*): kept per run in
 // the leader's registers, added into the actor's row once the run ends.
@@ -106,22 +122,13 @@ __device__ void RunBlockMessage(WorkerThread& w, u32 queued, u8* smem, u64* s_hl
   const SystemParams* sys = w.sys;
   const u32 tid = threadIdx.x;
   const u32* list = sys->worker_lists + static_cast<u64>(w.worker) * sys->max_actors_per_worker;
-  // The queue's entry: the list position, and where the message is (0: the
-  // mailbox, k + 1: channel entry k, whose state the owner keeps in its row
-  // of rk_rx).
+  // The queue's entry: the list position and the message's source.
   const u32 a = queued & 0xFFFFFFu;
   const u32 source = queued >> 24;
   // The actor's owner thread leads (rank 0): it makes the actor's sends.
   const u32 leader = kFirstOwner + a % OwnerCount();
-  // Everyone reads the actor afresh (its owner stored and released it).
-  OwnedActor o = LoadOwned(sys, list[a]);
-  if (source != 0) {
-    const ChannelRx& rx = rk_rx[a];
-    o.box = reinterpret_cast<MailboxHeader*>(rx.box[source - 1]);
-    o.head = rx.head[source - 1];
-    o.released = o.head;
-    o.source = source;
-  }
+  OwnedActor o;
+  LoadQueuedActor(sys, list, a, source, o);
   u64* slot = MailboxSlotAt(o.box, o.log2, o.slot_bytes, o.head);
   const u32 flag = LlFlag(o.head, o.log2);
   MailRecord r;
@@ -198,22 +205,13 @@ __device__ void RunBlockMessage(WorkerThread& w, u32 queued, u8* smem, u64* s_hl
   const SystemParams* sys = w.sys;
   const u32 tid = threadIdx.x;
   const u32* list = sys->worker_lists + static_cast<u64>(w.worker) * sys->max_actors_per_worker;
-  // The queue's entry: the list position, and where the message is (0: the
-  // mailbox, k + 1: channel entry k, whose state the owner keeps in its row
-  // of rk_rx).
+  // The queue's entry: the list position and the message's source.
   const u32 a = queued & 0xFFFFFFu;
   const u32 source = queued >> 24;
   // The actor's owner thread leads (rank 0): it makes the actor's sends.
   const u32 leader = kFirstOwner + a % OwnerCount();
-  // Everyone reads the actor afresh (its owner stored and released it).
-  OwnedActor o = LoadOwned(sys, list[a]);
-  if (source != 0) {
-    const ChannelRx& rx = rk_rx[a];
-    o.box = reinterpret_cast<MailboxHeader*>(rx.box[source - 1]);
-    o.head = rx.head[source - 1];
-    o.released = o.head;
-    o.source = source;
-  }
+  OwnedActor o;
+  LoadQueuedActor(sys, list, a, source, o);
   // The leader's word on whether the run goes on, read by all after the
   // round's last barrier (and written again only after the next round's
   // first).
