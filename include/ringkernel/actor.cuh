@@ -252,8 +252,12 @@ class Ctx {
 // Rank 0 is the actor's owner thread, which makes its thread handlers'
 // sends too: all of an actor's sends leave from one thread, which keeps
 // them in order per receiver (device/channel.h).
+// (Both thread indices are below blockDim.x: one subtraction and a select,
+// where a remainder by the run-time blockDim.x is a division's emulation.)
 RK_DEVICE inline u32 Ctx::rank() const {
-  return d_.block ? (threadIdx.x + blockDim.x - d_.leader) % blockDim.x : 0;
+  if (!d_.block) return 0;
+  const u32 t = threadIdx.x;
+  return t >= d_.leader ? t - d_.leader : t + blockDim.x - d_.leader;
 }
 RK_DEVICE inline u32 Ctx::width() const { return d_.block ? blockDim.x : 1; }
 #endif

@@ -39,7 +39,7 @@ __device__ __forceinline__ void LoadBlockPeek(const OwnedActor& o, u64 pos, u64*
 __device__ __forceinline__ bool BlockRunGoesOn(WorkerThread& w, const OwnedActor& o, u32 a, DirectSlot* slots,
                                                u32 handled, bool seen) {
   if (o.failed || handled >= w.sys->batch_max) return false;
-  if (a < kDirectSlots && SlotGet(&slots[a].tail) != SlotGet(&slots[a].head)) return false;
+  if (a < kDirectSlots && HandOverWaiting(&slots[a])) return false;
   if (seen) return true;
   u64 p[4];
   LoadBlockPeek(o, o.head, p);
@@ -69,6 +69,48 @@ __device__ __forceinline__ void CopyToShared16(void* to, const void* from) {
                : "memory");
 }
 __device__ __forceinline__ void WaitCopiesToShared() { asm volatile("cp.async.wait_all;" ::: "memory"); }
+
+#if RK_BULK_INBOX && !(RK_STREAM_RUNS_ON || defined(RK_TRACE))
+// A block run's next plain payload, copied into the block's inbox by the
+// accelerator while the round ends and the next one begins (the leader's
+// bookkeeping, the take, the prelude), so that the next handler reads it
+// from shared memory instead of waiting for its trip to L2 (a 4 KiB
+// payload's loads are most of a block handler's time in a stream). Called
+// after the round's second barrier — every thread is done with the inbox
+// then — by a thread outside the leader's warp (its fences would wait for
+// the leader's stores, on the round's critical path), with the stage of
+// the run's next position `pos`. It starts the copy if the staged header is
+// whole and says a plain payload for a block handler that the inbox takes
+// (kInboxMinBytes to kBulkStageBytes, whole 16-byte pieces), and returns
+// whether it did. The inbox is free while the block meets (a thread handler
+// gives it back when it returns); the copier holds it from its first copy
+// to the run's end, when it waits for a copy that no round took (the run
+// ended for a reason the leader alone knows) and gives it back.
+__device__ __forceinline__ bool BlockInboxCopy(const u64* staged, const OwnedActor& o, u64 pos) {
+  MailHeader h;
+  if (!MailboxFirstHeader(staged, LlFlag(pos, o.log2), &h)) return false;
+  if ((h.flags & (kMailPlain | kMailVoid)) != kMailPlain || h.size < kInboxMinBytes || h.size > kBulkStageBytes ||
+      (h.size & 15) != 0 || detail::rk_bulk_stage.off != 0 || HandlerKindFast(o.type, h.type) != 2) {
+    return false;
+  }
+  const u8* from = MailboxPlain(MailboxSlotAt(o.box, o.log2, o.slot_bytes, pos), o.inline_words);
+  if ((reinterpret_cast<u64>(from) & 15) != 0) return false;
+  BulkStage& s = rk_bulk_inbox;
+  if (*static_cast<volatile u32*>(&s.lock) != threadIdx.x + 1) {
+    if (atomicCAS(&s.lock, 0u, threadIdx.x + 1) != 0u) return false;
+    __threadfence_block();
+  }
+  // The header (seen in the stage, whose copy this thread waited for or
+  // the round's barrier ordered) before the payload's reads, as a take
+  // would order them; the block's generic reads of the inbox (before the
+  // barrier) and the acquired payload before the accelerator's accesses.
+  FenceAcquireGpu();
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+  asm volatile("fence.proxy.async.global;" ::: "memory");
+  CopyIn(SmemAddress(s.bytes), SmemAddress(&s.bar), from, h.size);
+  return true;
+}
+#endif
 
 // The actor a queued block message is for, read afresh by every thread
 // (its owner stored and released it): the list position `a`, and where the
@@ -220,8 +262,19 @@ __device__ void RunBlockMessage(WorkerThread& w, u32 queued, u8* smem, u64* s_hl
   // while the handler runs: in a backlog a round takes its record from
   // here, without a trip to memory of its own.
   __shared__ __align__(16) u64 s_next[kBlockStageWords];
+#if RK_BULK_INBOX
+  // 1 when the inbox has (or is being given) the payload of the next
+  // round's record (BlockInboxCopy), and the mbarrier phase to wait for.
+  __shared__ u32 s_inbox_next;
+  __shared__ u32 s_inbox_phase;
+#endif
   const u32 stage_lane = (tid >> 5) == (leader >> 5) ? tid & 31 : 32;
   const bool stager = 2 * stage_lane < FirstPassWords(o.inline_words);
+#if RK_BULK_INBOX
+  // The thread that copies the next payload into the inbox: in the warp
+  // after the leader's (or before it), or the leader in a block of one warp.
+  const u32 copier = leader + 32 < blockDim.x ? leader + 32 : leader >= 32 ? leader - 32 : leader;
+#endif
   RK_OC_ONLY(unsigned long long oc[kOcBlockMeet3 - kOcBlockTake + 1] = {}; long long oc_t = clock64();)
   RK_OC_ONLY(if (tid == leader) BlockCyclesBetween(o.index, oc_t);)
 #pragma unroll 1
@@ -251,6 +304,9 @@ RK_UNROLL
       // One stamp for the whole block, so ctx.now() agrees on every rank.
       begin_ns = GlobalTimerNs();
       *s_hlc = HlcMerge(o.hlc, r.h.hlc, begin_ns);
+#if RK_BULK_INBOX
+      if (round == 1) s_inbox_next = 0;
+#endif
     }
     RK_OC_ONLY(oc_t = BlockCyclesStep(oc, kOcBlockTake, oc_t);)
     BlockBarrier();
@@ -260,16 +316,34 @@ RK_UNROLL
     if (stager) {
       CopyToShared16(&s_next[2 * stage_lane], MailboxSlotAt(o.box, o.log2, o.slot_bytes, o.head + 1) + 2 * stage_lane);
     }
+    const void* payload = r.payload;
+#if RK_BULK_INBOX
+    if (s_inbox_next != 0) {
+      // (The completed wait makes the accelerator's writes visible to this thread.)
+      WaitIn(SmemAddress(&rk_bulk_inbox.bar), s_inbox_phase);
+      payload = rk_bulk_inbox.bytes;
+    }
+#endif
     Ctx ctx;
     InitCtx(ctx, w, o, r.h, *s_hlc, smem, 1);
     ctx.d_.leader = leader;
-    if (!o.failed) DispatchBlock(o.type, o.state, r.h.type, r.payload, ctx);
+    if (!o.failed) DispatchBlock(o.type, o.state, r.h.type, payload, ctx);
     *w.sends = ctx.d_.cache;
     if (stager) WaitCopiesToShared();
     RK_OC_ONLY(oc_t = BlockCyclesStep(oc, kOcBlockHandler, oc_t);)
     BlockBarrier();
     RK_OC_ONLY(oc_t = BlockCyclesStep(oc, kOcBlockMeet2, oc_t);)
     ++o.head;
+#if RK_BULK_INBOX
+    if (tid == copier) {
+      const bool inbox = round < sys->batch_max && BlockInboxCopy(s_next, o, o.head);
+      s_inbox_next = inbox;
+      if (inbox) {
+        s_inbox_phase = rk_bulk_inbox.phase;
+        rk_bulk_inbox.phase ^= 1;
+      }
+    }
+#endif
     if (tid == leader) {
       // The leader is the one that sends and fails.
       if (o.failed) {
@@ -312,6 +386,12 @@ RK_UNROLL
     RK_OC_ONLY(oc_t = BlockCyclesStep(oc, kOcBlockMeet3, oc_t);)
     if (!*static_cast<volatile u32*>(&s_run_on)) {
       RK_OC_ONLY(if (tid == leader) BlockCyclesRun(o.index, round, oc);)
+#if RK_BULK_INBOX
+      if (tid == copier) {
+        if (s_inbox_next != 0) WaitIn(SmemAddress(&rk_bulk_inbox.bar), s_inbox_phase);
+        InboxRelease();
+      }
+#endif
       break;
     }
   }

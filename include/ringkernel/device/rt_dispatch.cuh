@@ -170,6 +170,13 @@ __device__ __forceinline__ void SlotSet64(unsigned long long* p, u64 v) { atomic
 __device__ __forceinline__ u64 SlotGetPair(u32* p) {
   return atomicCAS(reinterpret_cast<unsigned long long*>(p), 0ull, 0ull);
 }
+// Whether the poller handed the slot's actor a host message that its owner
+// has not taken: `head` and `tail` in one read (one shared atomic, where
+// two were a wait each, and one instant for both).
+__device__ __forceinline__ bool HandOverWaiting(DirectSlot* d) {
+  const u64 ht = SlotGetPair(&d->head);
+  return static_cast<u32>(ht) != static_cast<u32>(ht >> 32);
+}
 
 // Fills a Ctx for one invocation (the send cache copied in).
 __device__ __forceinline__ void FillCtx(CtxData& d, const SystemParams* sys, ActorSlot* slot, u8* scratch,
