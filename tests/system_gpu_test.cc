@@ -568,7 +568,7 @@ TEST_F(SystemGpuTest, AStreamOfBlockMessagesKeepsItsOrderAndEveryRankRunsEach) {
   const long long marks = int64_t{kProducers} * (kCount / 8);
   EXPECT_EQ(r->marks, marks);
   EXPECT_EQ(r->ticks, int64_t{kProducers} * kCount - marks);
-  EXPECT_EQ(r->violations, 0) << "a sender's ticks of the four block kinds and TickMarks were handled out of order";
+  EXPECT_EQ(r->violations, 0) << "a sender's ticks of the six block kinds and TickMarks were handled out of order";
   EXPECT_EQ(r->words_bad, 0);
   EXPECT_EQ(r->width, static_cast<int>(sys->threads_per_block()));
   EXPECT_EQ(r->rank_visits, r->ticks * r->width) << "a rank missed a block tick, or ran one twice";

@@ -486,15 +486,20 @@ struct RK_ACTOR Alternator {
 // others (the receiver's mailbox takes payloads over 256 bytes, so up to
 // 128 bytes go inline and larger ones in the slot's plain area): a BTickTiny
 // (inline, within the words read with the header), a BTickSmall (inline,
-// past them), a BTickLarge and, for the odd numbers, a BTick (both plain).
-// The BlockTally checks each sender's numbers across the kinds; every rank
-// checks a word of each block tick and counts its visit. ----
+// past them), and plain ones: a BTickLarge (400 bytes), a BTick (248), a
+// BTickHuge (1 KiB: a size that a block run copies into the block's inbox
+// ahead of its round on sm_90) and a BTickOdd (532: large enough, but not
+// whole 16-byte pieces, so read where it lies). The BlockTally checks each
+// sender's numbers across the kinds; every rank checks its share of each
+// block tick's words and counts its visit. ----
 struct TickStart { rk::ActorId to; int producer; int count; };
 struct TickMore { int unused; };
 struct BTick { int producer; int n; unsigned words[60]; };
 struct BTickTiny { int producer; int n; unsigned words[4]; };
 struct BTickSmall { int producer; int n; unsigned words[20]; };
 struct BTickLarge { int producer; int n; unsigned words[100]; };
+struct BTickHuge { int producer; int n; unsigned words[254]; };
+struct BTickOdd { int producer; int n; unsigned words[131]; };
 struct TickMark { int producer; int n; };
 struct TallyQuery { int unused; };
 struct TallyReport {
@@ -519,6 +524,8 @@ struct RK_ACTOR TickSender {
   BTickTiny tiny;
   BTickSmall small;
   BTickLarge large;
+  BTickHuge huge;
+  BTickOdd odd;
   rk::ActorId to;
   int producer;
   int count;
@@ -538,6 +545,12 @@ struct RK_ACTOR TickSender {
       } else if (next % 8 == 6) {
         FillTick(large, producer, next);
         s = ctx.send(to, large);
+      } else if (next % 8 == 3) {
+        FillTick(huge, producer, next);
+        s = ctx.send(to, huge);
+      } else if (next % 8 == 7) {
+        FillTick(odd, producer, next);
+        s = ctx.send(to, odd);
       } else {
         FillTick(tick, producer, next);
         s = ctx.send(to, tick);
@@ -583,8 +596,9 @@ struct RK_ACTOR BlockTally {
   __device__ void Tick(const T& t, rk::Ctx& ctx) {
     constexpr unsigned kWords = sizeof(t.words) / sizeof(t.words[0]);
     atomicAdd(reinterpret_cast<unsigned long long*>(&rank_visits), 1ull);
-    const unsigned i = ctx.rank() % kWords;
-    if (t.words[i] != TickWord(t.n, i)) atomicAdd(reinterpret_cast<unsigned long long*>(&words_bad), 1ull);
+    unsigned long long bad = 0;
+    for (unsigned i = ctx.rank(); i < kWords; i += ctx.width()) bad += t.words[i] != TickWord(t.n, i);
+    if (bad != 0) atomicAdd(reinterpret_cast<unsigned long long*>(&words_bad), bad);
     if (ctx.leader()) {
       Check(t.producer, t.n);
       ++ticks;
@@ -595,6 +609,8 @@ struct RK_ACTOR BlockTally {
   RK_BLOCK_HANDLER void on(const BTickTiny& t, rk::Ctx& ctx) { Tick(t, ctx); }
   RK_BLOCK_HANDLER void on(const BTickSmall& t, rk::Ctx& ctx) { Tick(t, ctx); }
   RK_BLOCK_HANDLER void on(const BTickLarge& t, rk::Ctx& ctx) { Tick(t, ctx); }
+  RK_BLOCK_HANDLER void on(const BTickHuge& t, rk::Ctx& ctx) { Tick(t, ctx); }
+  RK_BLOCK_HANDLER void on(const BTickOdd& t, rk::Ctx& ctx) { Tick(t, ctx); }
   RK_HANDLER void on(const TickMark& m, rk::Ctx& ctx) {
     Check(m.producer, m.n);
     ++marks;
