@@ -375,6 +375,20 @@ struct RK_ACTOR BlockDrain {
     const uint4* v = reinterpret_cast<const uint4*>(&p);
     constexpr unsigned kPieces = sizeof(P) / 16;
     const unsigned width = ctx.width();
+    const bool lead = ctx.leader();
+    // The leader's reads of the state and of the payload's sequence number,
+    // issued before the fold: their trip to memory overlaps the payload's,
+    // where reading them after the block's barrier waited a trip more.
+    unsigned long long n = 0, b = 0, w = 0, wrong = 0, seq = 0;
+    long long until = 0;
+    if (lead) {
+      n = received;
+      b = bytes;
+      w = words;
+      wrong = disorder;
+      until = expect;
+      seq = p.seq;
+    }
     unsigned long long x = 0;
     // Two of this thread's pieces loaded before either is folded: a loop
     // that folds each piece as it comes waits one trip to memory per piece
@@ -387,17 +401,16 @@ struct RK_ACTOR BlockDrain {
     unsigned long long* part = ctx.scratch<unsigned long long>();
     if ((threadIdx.x & 31) == 0) part[threadIdx.x / 32] = x;
     ctx.sync();
-    if (ctx.leader()) {
+    if (lead) {
       const unsigned long long now = GlobalNs();
-      if (received == 0) first_ns = now;
+      if (n == 0) first_ns = now;
       last_ns = now;
-      unsigned long long all = 0;
-      for (unsigned k = 0; k < ctx.width() / 32; ++k) all ^= part[k];
-      words ^= all;
-      if (p.seq != received) ++disorder;
-      ++received;
-      bytes += sizeof(P);
-      if (static_cast<long long>(received) == expect) Report(ctx);
+      for (unsigned k = 0; k < width / 32; ++k) w ^= part[k];
+      words = w;
+      if (seq != n) disorder = wrong + 1;
+      received = n + 1;
+      bytes = b + sizeof(P);
+      if (static_cast<long long>(n + 1) == until) Report(ctx);
     }
   }
   RK_BLOCK_HANDLER void on(const P64& p, rk::Ctx& ctx) { Take(p, ctx); }
