@@ -13,7 +13,8 @@
 // Each worker block has one stage of kBulkStageBytes in shared memory,
 // taken under a lock by one thread at a time (the block's handlers send in
 // parallel: they take turns), and a second, the inbox, for the receiving
-// side (InboxTake, below). Only worker blocks copy so: WorkerLoop
+// side (InboxTake, below; and a block run's next payload, BlockInboxCopy in
+// rt_block.cuh). Only worker blocks copy so: WorkerLoop
 // initialises the stage (BulkStageInit) before any handler runs. Elsewhere,
 // before sm_90, and when the system was started with RINGKERNEL_NO_BULK_COPY
 // set (compute-sanitizer's racecheck and initcheck follow neither the
