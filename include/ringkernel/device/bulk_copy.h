@@ -174,29 +174,48 @@ __device__ __noinline__ u32 BulkCopy(u8* to, const u8* from, u32 size) {
 #if RK_BULK_INBOX
 inline constexpr u32 kInboxMinBytes = 512;
 
+namespace detail {
+// No copy started (InboxCopyIn).
+inline constexpr u32 kInboxBusy = ~0u;
+
+// Takes the inbox for this thread (kept if this thread holds it already)
+// and starts the accelerator's copy of `n` bytes (a multiple of 16, at most
+// kBulkStageBytes) from `from` into it: returns the mbarrier phase that
+// says the copy is in (WaitIn), or kInboxBusy, with nothing done, when
+// another thread holds the inbox. The payload must have been acquired by
+// this thread (or ordered before it); the proxy fences here order the last
+// holder's generic reads of the inbox before the accelerator's writes, and
+// that payload before the accelerator's reads. Used by InboxTake (a thread
+// handler's payload) and by a block run's copier (BlockInboxCopy,
+// rt_block.cuh: the next round's payload).
+__device__ __forceinline__ u32 InboxCopyIn(const u8* from, u32 n) {
+  BulkStage& s = rk_bulk_inbox;
+  if (*static_cast<volatile u32*>(&s.lock) != threadIdx.x + 1) {
+    if (atomicCAS(&s.lock, 0u, threadIdx.x + 1) != 0u) return kInboxBusy;
+    __threadfence_block();
+  }
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+  asm volatile("fence.proxy.async.global;" ::: "memory");
+  const u32 phase = s.phase;
+  CopyIn(SmemAddress(s.bytes), SmemAddress(&s.bar), from, n);
+  s.phase = phase ^ 1;
+  return phase;
+}
+}  // namespace detail
+
 __device__ __noinline__ const void* InboxTake(const u8* from, u32 size) {
   if (size < kInboxMinBytes || size > kBulkStageBytes || (reinterpret_cast<u64>(from) & 15) != 0 ||
       !__isGlobal(from) || detail::rk_bulk_stage.off != 0) {
     return from;
   }
-  detail::BulkStage& s = detail::rk_bulk_inbox;
-  if (atomicCAS(&s.lock, 0u, threadIdx.x + 1) != 0u) return from;
-  __threadfence_block();
-  const u32 stage = detail::SmemAddress(s.bytes);
-  const u32 bar = detail::SmemAddress(&s.bar);
-  const u32 phase = s.phase;
   const u32 total = size & ~15u;
-  // The last holder's generic reads of the inbox before the accelerator's
-  // writes to it; the payload this thread acquired (the record's header)
-  // before the accelerator's reads of it.
-  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-  asm volatile("fence.proxy.async.global;" ::: "memory");
-  detail::CopyIn(stage, bar, from, total);
+  const u32 phase = detail::InboxCopyIn(from, total);
+  if (phase == detail::kInboxBusy) return from;
+  detail::BulkStage& s = detail::rk_bulk_inbox;
   // The bytes past the last whole 16, by the thread, meanwhile.
   for (u32 i = total; i < size; ++i) s.bytes[i] = from[i];
-  detail::WaitIn(bar, phase);
   // (The completed wait makes the accelerator's writes visible to this thread.)
-  s.phase = phase ^ 1;
+  detail::WaitIn(detail::SmemAddress(&s.bar), phase);
   return s.bytes;
 }
 

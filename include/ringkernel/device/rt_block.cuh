@@ -82,33 +82,25 @@ __device__ __forceinline__ void WaitCopiesToShared() { asm volatile("cp.async.wa
 // the run's next position `pos`. It starts the copy if the staged header is
 // whole and says a plain payload for a block handler that the inbox takes
 // (kInboxMinBytes to kBulkStageBytes, whole 16-byte pieces), and returns
-// whether it did. The inbox is free while the block meets (a thread handler
-// gives it back when it returns); the copier holds it from its first copy
-// to the run's end, when it waits for a copy that no round took (the run
-// ended for a reason the leader alone knows) and gives it back.
-__device__ __forceinline__ bool BlockInboxCopy(const u64* staged, const OwnedActor& o, u64 pos) {
+// the inbox's mbarrier phase to wait for, or kInboxBusy when it did not.
+// The inbox is free while the block meets (a thread handler gives it back
+// when it returns); the copier holds it from its first copy to the run's
+// end, when it waits for a copy that no round took (the run ended for a
+// reason the leader alone knows) and gives it back.
+__device__ __forceinline__ u32 BlockInboxCopy(const u64* staged, const OwnedActor& o, u64 pos) {
   MailHeader h;
-  if (!MailboxFirstHeader(staged, LlFlag(pos, o.log2), &h)) return false;
+  if (!MailboxFirstHeader(staged, LlFlag(pos, o.log2), &h)) return kInboxBusy;
   if ((h.flags & (kMailPlain | kMailVoid)) != kMailPlain || h.size < kInboxMinBytes || h.size > kBulkStageBytes ||
       (h.size & 15) != 0 || detail::rk_bulk_stage.off != 0 || HandlerKindFast(o.type, h.type) != 2) {
-    return false;
+    return kInboxBusy;
   }
   const u8* from = MailboxPlain(MailboxSlotAt(o.box, o.log2, o.slot_bytes, pos), o.inline_words);
-  if ((reinterpret_cast<u64>(from) & 15) != 0) return false;
-  BulkStage& s = rk_bulk_inbox;
-  if (*static_cast<volatile u32*>(&s.lock) != threadIdx.x + 1) {
-    if (atomicCAS(&s.lock, 0u, threadIdx.x + 1) != 0u) return false;
-    __threadfence_block();
-  }
+  if ((reinterpret_cast<u64>(from) & 15) != 0) return kInboxBusy;
   // The header (seen in the stage, whose copy this thread waited for or
   // the round's barrier ordered) before the payload's reads, as a take
-  // would order them; the block's generic reads of the inbox (before the
-  // barrier) and the acquired payload before the accelerator's accesses.
+  // would order them; InboxCopyIn fences for the accelerator.
   FenceAcquireGpu();
-  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-  asm volatile("fence.proxy.async.global;" ::: "memory");
-  CopyIn(SmemAddress(s.bytes), SmemAddress(&s.bar), from, h.size);
-  return true;
+  return InboxCopyIn(from, h.size);
 }
 #endif
 
@@ -336,12 +328,9 @@ RK_UNROLL
     ++o.head;
 #if RK_BULK_INBOX
     if (tid == copier) {
-      const bool inbox = round < sys->batch_max && BlockInboxCopy(s_next, o, o.head);
-      s_inbox_next = inbox;
-      if (inbox) {
-        s_inbox_phase = rk_bulk_inbox.phase;
-        rk_bulk_inbox.phase ^= 1;
-      }
+      const u32 phase = round < sys->batch_max ? BlockInboxCopy(s_next, o, o.head) : kInboxBusy;
+      s_inbox_next = phase != kInboxBusy;
+      s_inbox_phase = phase;
     }
 #endif
     if (tid == leader) {
