@@ -511,12 +511,13 @@ struct TallyReport {
   int width;
 };
 __device__ inline unsigned TickWord(int n, unsigned i) { return static_cast<unsigned>(n) * 61u + i; }
-// A block tick of type T numbered n from `producer`.
+// Fills the block tick of type T numbered n from `producer` and sends it.
 template <class T>
-__device__ void FillTick(T& t, int producer, int n) {
+__device__ rk::SendStatus SendTick(rk::Ctx& ctx, rk::ActorId to, T& t, int producer, int n) {
   t.producer = producer;
   t.n = n;
   for (unsigned i = 0; i < sizeof(t.words) / sizeof(t.words[0]); ++i) t.words[i] = TickWord(n, i);
+  return ctx.send(to, t);
 }
 struct RK_ACTOR TickSender {
   // Sent from the state.
@@ -534,26 +535,14 @@ struct RK_ACTOR TickSender {
   __device__ void Pump(rk::Ctx& ctx) {
     while (next <= count) {
       rk::SendStatus s;
-      if (next % 8 == 0) {
-        s = ctx.send(to, TickMark{producer, next});
-      } else if (next % 8 == 2) {
-        FillTick(tiny, producer, next);
-        s = ctx.send(to, tiny);
-      } else if (next % 8 == 4) {
-        FillTick(small, producer, next);
-        s = ctx.send(to, small);
-      } else if (next % 8 == 6) {
-        FillTick(large, producer, next);
-        s = ctx.send(to, large);
-      } else if (next % 8 == 3) {
-        FillTick(huge, producer, next);
-        s = ctx.send(to, huge);
-      } else if (next % 8 == 7) {
-        FillTick(odd, producer, next);
-        s = ctx.send(to, odd);
-      } else {
-        FillTick(tick, producer, next);
-        s = ctx.send(to, tick);
+      switch (next % 8) {
+        case 0: s = ctx.send(to, TickMark{producer, next}); break;
+        case 2: s = SendTick(ctx, to, tiny, producer, next); break;
+        case 4: s = SendTick(ctx, to, small, producer, next); break;
+        case 6: s = SendTick(ctx, to, large, producer, next); break;
+        case 3: s = SendTick(ctx, to, huge, producer, next); break;
+        case 7: s = SendTick(ctx, to, odd, producer, next); break;
+        default: s = SendTick(ctx, to, tick, producer, next); break;
       }
       if (s == rk::SendStatus::kFull) {
         ++full;
