@@ -175,31 +175,30 @@ __device__ __noinline__ u32 BulkCopy(u8* to, const u8* from, u32 size) {
 inline constexpr u32 kInboxMinBytes = 512;
 
 namespace detail {
-// No copy started (InboxCopyIn).
-inline constexpr u32 kInboxBusy = ~0u;
-
-// Takes the inbox for this thread (kept if this thread holds it already)
-// and starts the accelerator's copy of `n` bytes (a multiple of 16, at most
-// kBulkStageBytes) from `from` into it: returns the mbarrier phase that
-// says the copy is in (WaitIn), or kInboxBusy, with nothing done, when
-// another thread holds the inbox. The payload must have been acquired by
-// this thread (or ordered before it); the proxy fences here order the last
-// holder's generic reads of the inbox before the accelerator's writes, and
-// that payload before the accelerator's reads. Used by InboxTake (a thread
-// handler's payload) and by a block run's copier (BlockInboxCopy,
-// rt_block.cuh: the next round's payload).
-__device__ __forceinline__ u32 InboxCopyIn(const u8* from, u32 n) {
+// Takes the inbox for this thread (kept, with kMayHold, if this thread
+// holds it already: a block run's copier) and starts the accelerator's copy
+// of `n` bytes (a multiple of 16, at most kBulkStageBytes) from `from` into
+// it: true, with `*phase` the mbarrier phase that says the copy is in
+// (WaitIn), or false, with nothing done, when another thread holds the
+// inbox. The payload must have been acquired by this thread (or ordered
+// before it); the proxy fences here order the last holder's generic reads
+// of the inbox before the accelerator's writes, and that payload before the
+// accelerator's reads. Used by InboxTake (a thread handler's payload) and
+// by a block run's copier (BlockInboxCopy, rt_block.cuh: the next round's
+// payload).
+template <bool kMayHold>
+__device__ __forceinline__ bool InboxCopyIn(const u8* from, u32 n, u32* phase) {
   BulkStage& s = rk_bulk_inbox;
-  if (*static_cast<volatile u32*>(&s.lock) != threadIdx.x + 1) {
-    if (atomicCAS(&s.lock, 0u, threadIdx.x + 1) != 0u) return kInboxBusy;
+  if (!kMayHold || *static_cast<volatile u32*>(&s.lock) != threadIdx.x + 1) {
+    if (atomicCAS(&s.lock, 0u, threadIdx.x + 1) != 0u) return false;
     __threadfence_block();
   }
+  *phase = s.phase;
   asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
   asm volatile("fence.proxy.async.global;" ::: "memory");
-  const u32 phase = s.phase;
   CopyIn(SmemAddress(s.bytes), SmemAddress(&s.bar), from, n);
-  s.phase = phase ^ 1;
-  return phase;
+  s.phase = *phase ^ 1;
+  return true;
 }
 }  // namespace detail
 
@@ -209,8 +208,8 @@ __device__ __noinline__ const void* InboxTake(const u8* from, u32 size) {
     return from;
   }
   const u32 total = size & ~15u;
-  const u32 phase = detail::InboxCopyIn(from, total);
-  if (phase == detail::kInboxBusy) return from;
+  u32 phase;
+  if (!detail::InboxCopyIn<false>(from, total, &phase)) return from;
   detail::BulkStage& s = detail::rk_bulk_inbox;
   // The bytes past the last whole 16, by the thread, meanwhile.
   for (u32 i = total; i < size; ++i) s.bytes[i] = from[i];

@@ -82,25 +82,25 @@ __device__ __forceinline__ void WaitCopiesToShared() { asm volatile("cp.async.wa
 // the run's next position `pos`. It starts the copy if the staged header is
 // whole and says a plain payload for a block handler that the inbox takes
 // (kInboxMinBytes to kBulkStageBytes, whole 16-byte pieces), and returns
-// the inbox's mbarrier phase to wait for, or kInboxBusy when it did not.
+// whether it did, with the inbox's mbarrier phase to wait for in `*phase`.
 // The inbox is free while the block meets (a thread handler gives it back
 // when it returns); the copier holds it from its first copy to the run's
 // end, when it waits for a copy that no round took (the run ended for a
 // reason the leader alone knows) and gives it back.
-__device__ __forceinline__ u32 BlockInboxCopy(const u64* staged, const OwnedActor& o, u64 pos) {
+__device__ __forceinline__ bool BlockInboxCopy(const u64* staged, const OwnedActor& o, u64 pos, u32* phase) {
   MailHeader h;
-  if (!MailboxFirstHeader(staged, LlFlag(pos, o.log2), &h)) return kInboxBusy;
+  if (!MailboxFirstHeader(staged, LlFlag(pos, o.log2), &h)) return false;
   if ((h.flags & (kMailPlain | kMailVoid)) != kMailPlain || h.size < kInboxMinBytes || h.size > kBulkStageBytes ||
       (h.size & 15) != 0 || detail::rk_bulk_stage.off != 0 || HandlerKindFast(o.type, h.type) != 2) {
-    return kInboxBusy;
+    return false;
   }
   const u8* from = MailboxPlain(MailboxSlotAt(o.box, o.log2, o.slot_bytes, pos), o.inline_words);
-  if ((reinterpret_cast<u64>(from) & 15) != 0) return kInboxBusy;
+  if ((reinterpret_cast<u64>(from) & 15) != 0) return false;
   // The header (seen in the stage, whose copy this thread waited for or
   // the round's barrier ordered) before the payload's reads, as a take
   // would order them; InboxCopyIn fences for the accelerator.
   FenceAcquireGpu();
-  return InboxCopyIn(from, h.size);
+  return InboxCopyIn<true>(from, h.size, phase);
 }
 #endif
 
@@ -328,8 +328,8 @@ RK_UNROLL
     ++o.head;
 #if RK_BULK_INBOX
     if (tid == copier) {
-      const u32 phase = round < sys->batch_max ? BlockInboxCopy(s_next, o, o.head) : kInboxBusy;
-      s_inbox_next = phase != kInboxBusy;
+      u32 phase = 0;
+      s_inbox_next = round < sys->batch_max && BlockInboxCopy(s_next, o, o.head, &phase);
       s_inbox_phase = phase;
     }
 #endif
