@@ -219,6 +219,17 @@ RK_FORCEINLINE void StoreStreamedPair(u64* p, u64 a, u64 b) {
                    _mm_set_epi64x(static_cast<long long>(b), static_cast<long long>(a)));
 }
 RK_FORCEINLINE void FenceStreamed() { _mm_sfence(); }
+// Two LL words made from two data words (`two`: the first in the low half)
+// and one flag, streamed as one pair: interleaving the data words with the
+// flag (one unpack) gives both words whole, with no shifts or ors per word.
+struct StreamedFlag {
+  __m128i lanes;
+};
+RK_FORCEINLINE StreamedFlag MakeStreamedFlag(u32 flag) { return StreamedFlag{_mm_set1_epi32(static_cast<int>(flag))}; }
+RK_FORCEINLINE void StoreStreamedLlPair(u64* p, u64 two, StreamedFlag f) {
+  _mm_stream_si128(reinterpret_cast<__m128i*>(p),
+                   _mm_unpacklo_epi32(_mm_cvtsi64_si128(static_cast<long long>(two)), f.lanes));
+}
 #else
 inline constexpr bool kStreamedStores = false;
 RK_FORCEINLINE void StoreStreamedPair(u64* p, u64 a, u64 b) {
@@ -226,6 +237,13 @@ RK_FORCEINLINE void StoreStreamedPair(u64* p, u64 a, u64 b) {
   __atomic_store_n(p + 1, b, __ATOMIC_RELEASE);
 }
 RK_FORCEINLINE void FenceStreamed() { __atomic_signal_fence(__ATOMIC_SEQ_CST); }
+struct StreamedFlag {
+  u64 flagged;
+};
+RK_FORCEINLINE StreamedFlag MakeStreamedFlag(u32 flag) { return StreamedFlag{static_cast<u64>(flag) << 32}; }
+RK_FORCEINLINE void StoreStreamedLlPair(u64* p, u64 two, StreamedFlag f) {
+  StoreStreamedPair(p, (two & 0xFFFFFFFFu) | f.flagged, (two >> 32) | f.flagged);
+}
 #endif
 
 #endif

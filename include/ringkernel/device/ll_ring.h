@@ -459,39 +459,46 @@ inline bool LlPlaceOwned(u32 capacity_log2, const u64* hint, u64* cached_head, c
   }
 }
 
-// A record's units, whole, with streamed stores (StoreStreamedPair): the
-// header, the payload, and zero in every other word of the units (a word of
-// no lap; the reader looks only at the record's own words). `unit` is the
-// first; a record never wraps, so the units are contiguous. The header has
-// an even number of words, so each store's pair of words is header or
-// payload; the payload goes two words (eight bytes, any alignment) to a
-// load, and only its last pair, if partial, is gathered byte by byte. (No
-// test per word and no copy through a buffer: this is most of a `Send`.)
+// A record's units, whole, with streamed stores: the header, the payload,
+// and zero in every other word of the units (a word of no lap; the reader
+// looks only at the record's own words). `unit` is the first; a record
+// never wraps, so the units are contiguous. The header has an even number
+// of words, so each store's pair of words is header or payload; the payload
+// goes eight bytes (any alignment) to a load, which StoreStreamedLlPair
+// interleaves with the flag into two words, and only its last pair, if
+// partial, is gathered byte by byte. (No test per word and no copy through
+// a buffer: this is most of a `Send`.)
 static_assert(kLlHeaderWords % 2 == 0, "a pair of words is header or payload");
 inline void LlStreamRecord(u64* unit, u32 flag, const LlHeader& h, const void* payload) {
   const u8* bytes = static_cast<const u8*>(payload);
   // A skip record is its header alone, in its first unit.
   const u32 size = h.type == kLlSkipType ? 0u : h.size;
-  const u32 words = kLlHeaderWords + (size + 3) / 4;
-  const u32 total = LlRecordUnits(size) * kLlUnitWords;
-  const u64 flagged = static_cast<u64>(flag) << 32;
-  u32 hw[kLlHeaderWords];
-  LlHeaderToWords(h, hw);
-  u32 k = 0;  // the next word of the units
-  for (; k < kLlHeaderWords; k += 2) StoreStreamedPair(unit + k, hw[k] | flagged, hw[k + 1] | flagged);
-  u32 off = 0;  // the next payload byte
-  for (; off + 8 <= size; off += 8, k += 2) {
+  const StreamedFlag f = MakeStreamedFlag(flag);
+  // The header, two words to a store (LlHeaderToWords's order), composed
+  // from its fields: a header the caller has just built is in registers, or
+  // its fields are loaded as they were stored.
+  StoreStreamedLlPair(unit, h.type | static_cast<u64>(h.size) << 32, f);
+  StoreStreamedLlPair(unit + 2, h.actor | static_cast<u64>(h.peer) << 32, f);
+  StoreStreamedLlPair(unit + 4, h.aux | static_cast<u64>(h.writer) << 32, f);
+  StoreStreamedLlPair(unit + 6, h.correlation, f);
+  StoreStreamedLlPair(unit + 8, h.hlc, f);
+  static_assert(kLlHeaderWords == 10, "five pairs of header words");
+  u64* out = unit + kLlHeaderWords;
+  const u8* const whole_end = bytes + (size & ~7u);
+  for (; bytes != whole_end; bytes += 8, out += 2) {
     u64 two;
-    __builtin_memcpy(&two, bytes + off, 8);  // little-endian: the first word low
-    StoreStreamedPair(unit + k, (two & 0xFFFFFFFFu) | flagged, (two >> 32) | flagged);
+    __builtin_memcpy(&two, bytes, 8);  // little-endian: the first word low
+    StoreStreamedLlPair(out, two, f);
   }
-  if (off < size) {
+  if (const u32 rest = size & 7u; rest != 0) {
     u64 two = 0;
-    for (u32 b = 0; off + b < size; ++b) two |= static_cast<u64>(bytes[off + b]) << (8 * b);
-    StoreStreamedPair(unit + k, (two & 0xFFFFFFFFu) | flagged, (two >> 32) | (k + 1 < words ? flagged : 0));
-    k += 2;
+    for (u32 b = 0; b < rest; ++b) two |= static_cast<u64>(bytes[b]) << (8 * b);
+    const u64 flagged = static_cast<u64>(flag) << 32;
+    // A second word only if the payload reaches into it.
+    StoreStreamedPair(out, (two & 0xFFFFFFFFu) | flagged, (two >> 32) | (rest > 4 ? flagged : 0));
+    out += 2;
   }
-  for (; k < total; k += 2) StoreStreamedPair(unit + k, 0, 0);
+  for (u64* const end = unit + LlRecordUnits(size) * kLlUnitWords; out != end; out += 2) StoreStreamedPair(out, 0, 0);
 }
 
 // Writes the record placed by LlPlaceOwned (and its skip) and moves the
