@@ -12,6 +12,8 @@ constexpr const char* kCallNames[kCallCount] = {
     "System::TakeFailures", "System::Stats",        "System::Stop",
 };
 
+}  // namespace
+
 Registry Register() {
   Registry r;
   // The first NVTX call of the process: a tool attaches here, or never.
@@ -21,15 +23,6 @@ Registry Register() {
   return r;
 }
 
-}  // namespace
-
 const char* CallName(Call call) { return kCallNames[static_cast<size_t>(call)]; }
-
-const Registry& Registered() {
-  // Trivially destructible: a range that runs during static destruction
-  // (a System destroyed at exit) still finds it.
-  static const Registry registry = Register();
-  return registry;
-}
 
 }  // namespace rk::internal::nvtx

@@ -63,14 +63,23 @@ struct Registry {
   nvtxDomainHandle_t domain = nullptr;
   nvtxStringHandle_t names[kCallCount] = {};
 };
-const Registry& Registered();
+// Registers the domain and the strings (the first NVTX call: a tool
+// attaches here, or never); Registered calls it once.
+Registry Register();
+inline const Registry& Registered() {
+  // Trivially destructible: a range that runs during static destruction
+  // (a System destroyed at exit) still finds it.
+  static const Registry registry = Register();
+  return registry;
+}
 
 // A range from construction to destruction, on the constructing thread
 // (NVTX push/pop ranges nest per thread: destroy in reverse order, on the
 // same thread, as a scoped object does).
 class Range {
  public:
-  explicit Range(Call call) {
+  // Inline: without a tool attached, a range is a guard's load and a test.
+  __attribute__((always_inline)) explicit Range(Call call) {
     const Registry& r = Registered();
     domain_ = r.domain;
     if (domain_ == nullptr) return;
@@ -81,7 +90,7 @@ class Range {
     a.message.registered = r.names[static_cast<size_t>(call)];
     nvtxDomainRangePushEx(domain_, &a);
   }
-  ~Range() {
+  __attribute__((always_inline)) ~Range() {
     if (domain_ != nullptr) nvtxDomainRangePop(domain_);
   }
   Range(const Range&) = delete;

@@ -986,8 +986,53 @@ absl::Status SystemImpl::ResolveTypeSlot(uint32_t slot, const char* name, const 
   return absl::OkStatus();
 }
 
-absl::Status SystemImpl::Send(ActorId to, uint32_t type_id, const void* bytes, size_t size, uint64_t correlation,
-                              absl::Time deadline) {
+// The same checks and steps as SendUntraced's for a ring the caller owns,
+// in the same order (the owner's look before the gate, ring_owner.h), with
+// the calling thread's gate slot looked up once and everything it calls
+// compiled into its frame (flatten: no call but this one on a Send's path).
+__attribute__((flatten)) bool SystemImpl::TrySendOwned(ActorId to, uint32_t type_id, const void* bytes,
+                                                                  size_t size, uint64_t correlation) {
+  if (to.value >= actor_count_.load(std::memory_order_acquire)) return false;
+  const uint32_t type_plus_one = actor_types_[to.value].load(std::memory_order_relaxed);
+  if (type_plus_one == 0 || handles_[(type_plus_one - 1) * message_stride_ + type_id] == 0) return false;
+  if (pause_next_send_armed_.load(std::memory_order_relaxed) || pause_mid_record_armed_.load(std::memory_order_relaxed) ||
+      stop_owned_armed_.load(std::memory_order_relaxed)) {
+    return false;
+  }
+  const uint64_t place = actor_place_[to.value].load(std::memory_order_relaxed);
+  const uint32_t worker = static_cast<uint32_t>(place);
+  WriterGate::Slot* const slot = admission_.CallerSlot();
+  const uint32_t me = admission_.TagOf(slot);
+  if (me == 0 || !ring_owners_.Owns(worker, me)) return false;
+  if (!admission_.TryEnter(slot, worker)) return false;
+  LlHeader h{};
+  h.type = type_id;
+  h.size = static_cast<u32>(size);
+  h.actor = to.value;
+  h.peer = static_cast<u32>(place >> 32);  // the actor's position in its worker's list
+  h.correlation = correlation;
+  h.hlc = host_hlc_.load(std::memory_order_relaxed);
+  const RingOwners::Wrote wrote = ring_owners_.TryWriteOwned(worker, me, WorkerRingRef(worker), h, bytes);
+  // As TryWrite: a ring taken meanwhile, or a gate closing, and the record
+  // is fenced before the writer leaves (kFull and kLost fenced already).
+  if (wrote == RingOwners::Wrote::kWritten && (!ring_owners_.Owns(worker, me) || !admission_.open())) FenceStreamed();
+  admission_.Leave(slot, worker);
+  return wrote == RingOwners::Wrote::kWritten;
+}
+
+// Inline into System's calls (this file's only callers): a Send's path is
+// the one call to TrySendOwned.
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline absl::Status SystemImpl::Send(ActorId to, uint32_t type_id, const void* bytes,
+                                                                  size_t size, uint64_t correlation,
+                                                                  absl::Time deadline) {
+  if (!tracing_.load(std::memory_order_relaxed) && TrySendOwned(to, type_id, bytes, size, correlation)) {
+    return absl::OkStatus();
+  }
+  return SendSlow(to, type_id, bytes, size, correlation, deadline);
+}
+
+absl::Status SystemImpl::SendSlow(ActorId to, uint32_t type_id, const void* bytes, size_t size, uint64_t correlation,
+                                  absl::Time deadline) {
   if (!tracing_.load(std::memory_order_relaxed)) return SendUntraced(to, type_id, bytes, size, correlation, deadline);
   const int64_t begin = HostNowNs();
   absl::Status s = SendUntraced(to, type_id, bytes, size, correlation, deadline);
@@ -1117,7 +1162,9 @@ absl::StatusOr<Message> SystemImpl::AskUntraced(ActorId to, uint32_t type_id, co
     if (!a.error.ok()) return a.error;
     return std::move(a.reply);
   };
-  absl::Status sent = SendUntraced(to, type_id, bytes, size, correlation, absl::Now() + timeout);
+  absl::Status sent = TrySendOwned(to, type_id, bytes, size, correlation)
+                          ? absl::OkStatus()
+                          : SendUntraced(to, type_id, bytes, size, correlation, absl::Now() + timeout);
   if (!sent.ok()) {
     // Nothing was sent: no answer can come.
     ask_slots_.Withdraw(correlation);
@@ -1500,7 +1547,10 @@ System::MemoryUsage SystemImpl::Memory() const {
 // Each call that does work is an NVTX range (runtime/nvtx.h): without a tool
 // attached, a guard check and a branch.
 
-System::System(std::unique_ptr<SystemImpl> impl) : impl_(std::move(impl)) {}
+System::System(std::unique_ptr<SystemImpl> impl)
+    : impl_(std::move(impl)),
+      type_cache_(impl_->type_cache()),
+      type_cache_size_(impl_->type_cache_size()) {}
 System::~System() = default;
 
 absl::StatusOr<ActorId> System::Spawn(std::string_view type, std::string_view name) {

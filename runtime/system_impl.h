@@ -119,6 +119,10 @@ class SystemImpl {
   absl::Status StopTrace();
   bool tracing() const { return tracing_.load(std::memory_order_relaxed); }
   void PauseTraceDrain(bool paused) { trace_drain_paused_.store(paused); }
+  // The resolved message types, TypeSlot → type id + 1 (0: not yet), and
+  // their count: System's ResolveType looks there before it calls.
+  const std::atomic<uint64_t>* type_cache() const { return type_cache_.data(); }
+  uint32_t type_cache_size() const { return static_cast<uint32_t>(type_cache_.size()); }
 
  private:
   struct ActorRecord {
@@ -141,6 +145,14 @@ class SystemImpl {
   absl::StatusOr<ActorId> SpawnUntraced(std::string_view type, std::string_view name);
   absl::Status SendUntraced(ActorId to, uint32_t type_id, const void* bytes, size_t size, uint64_t correlation,
                             absl::Time deadline);
+  // A Send's common case in one frame: the actor known and handling the
+  // type, the calling thread the owner of the worker's ring, no fault
+  // injection armed, the gate open and room in the ring. True: written;
+  // false: nothing written, and SendUntraced decides (and says why).
+  bool TrySendOwned(ActorId to, uint32_t type_id, const void* bytes, size_t size, uint64_t correlation);
+  // Every other Send: traced, or not the common case.
+  ABSL_ATTRIBUTE_NOINLINE absl::Status SendSlow(ActorId to, uint32_t type_id, const void* bytes, size_t size,
+                                                uint64_t correlation, absl::Time deadline);
   // `seq`: the Ask's sequence number; `*correlation`: the correlation it
   // was sent with (naming its slot).
   absl::StatusOr<Message> AskUntraced(ActorId to, uint32_t type_id, const void* bytes, size_t size,

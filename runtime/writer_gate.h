@@ -100,12 +100,30 @@ class WriterGate {
   // A hint for a quick refusal; TryEnter decides.
   bool open() const { return open_.load(std::memory_order_acquire); }
 
+  // A writing thread's own slot (nullptr: a thread beyond kSlots, which
+  // writes through the lanes).
+  struct alignas(64) Slot {
+    std::atomic<uint32_t> busy{0};     // written by its owner thread only
+    std::atomic<uint32_t> claimed{0};  // 1 once a thread owns it
+  };
+  // The calling thread's slot, claimed on its first call: a writer that
+  // enters and leaves on every record looks it up once (CallerSlot), then
+  // passes it to TryEnter and Leave.
+  Slot* CallerSlot() { return MySlot(); }
+  // `slot`'s tag: its index + 1, or 0 for none.
+  uint32_t TagOf(const Slot* slot) const {
+    return slot == nullptr ? 0u : static_cast<uint32_t>(slot - slots_.get()) + 1;
+  }
+
   // Marks the calling thread busy (on its slot, or on `lane`), then looks at
   // the gate. True: admitted, and the writer must call Leave(lane) from the
   // same thread once its record is complete (or it wrote nothing). False:
   // the gate is closed and nothing stays marked.
-  bool TryEnter(uint32_t lane) {
-    if (Slot* s = MySlot()) {
+  bool TryEnter(uint32_t lane) { return TryEnter(MySlot(), lane); }
+  void Leave(uint32_t lane) { Leave(MySlot(), lane); }
+  // The same for the caller's own slot `s` (CallerSlot; nullptr: the lane).
+  bool TryEnter(Slot* s, uint32_t lane) {
+    if (s != nullptr) {
       const uint32_t busy = s->busy.load(std::memory_order_relaxed);
       if (asymmetric_) {
         // The closer's barrier orders these two for us; the compiler must
@@ -126,8 +144,8 @@ class WriterGate {
     w.fetch_sub(1, std::memory_order_release);
     return false;
   }
-  void Leave(uint32_t lane) {
-    if (Slot* s = MySlot()) {
+  void Leave(Slot* s, uint32_t lane) {
+    if (s != nullptr) {
       // Only this thread writes its slot: a plain (release) store.
       s->busy.store(s->busy.load(std::memory_order_relaxed) - 1, std::memory_order_release);
       return;
@@ -137,10 +155,7 @@ class WriterGate {
 
   // The calling thread's tag in this gate: its slot's index + 1, or 0 for a
   // thread beyond kSlots (which writes through the lanes).
-  uint32_t SlotTag() {
-    Slot* s = MySlot();
-    return s == nullptr ? 0u : static_cast<uint32_t>(s - slots_.get()) + 1;
-  }
+  uint32_t SlotTag() { return TagOf(MySlot()); }
   // The process-wide barrier of asymmetric mode (nothing otherwise): every
   // running thread of the process executes a full barrier before it returns.
   void Barrier() {
@@ -160,10 +175,6 @@ class WriterGate {
  private:
   struct alignas(64) Lane {
     std::atomic<uint32_t> writers{0};
-  };
-  struct alignas(64) Slot {
-    std::atomic<uint32_t> busy{0};     // written by its owner thread only
-    std::atomic<uint32_t> claimed{0};  // 1 once a thread owns it
   };
 
   // Registers the process for expedited private barriers (once; later

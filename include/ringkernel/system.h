@@ -26,6 +26,7 @@
 #ifndef RINGKERNEL_SYSTEM_H_
 #define RINGKERNEL_SYSTEM_H_
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -388,11 +389,19 @@ class System {
   friend struct internal::SystemAccess;  // runtime/system_access.h: fault injection for tests
   explicit System(std::unique_ptr<SystemImpl> impl);
 
+  // A type resolved once is a load from the system's table (inline: a Send
+  // makes no call for it); the first time, ResolveTypeSlot checks it.
   template <class M>
   absl::Status ResolveType(uint32_t* id) {
     static_assert(std::is_trivially_copyable_v<M>, "messages are trivially copyable");
-    return ResolveTypeSlot(detail::TypeSlot<M>(), MessageTraits<M>::kName, detail::HostLayout<M>(), sizeof(M),
-                           alignof(M), id);
+    const uint32_t slot = detail::TypeSlot<M>();
+    if (slot < type_cache_size_) {
+      if (const uint64_t v = type_cache_[slot].load(std::memory_order_acquire); v != 0) {
+        *id = static_cast<uint32_t>(v - 1);
+        return absl::OkStatus();
+      }
+    }
+    return ResolveTypeSlot(slot, MessageTraits<M>::kName, detail::HostLayout<M>(), sizeof(M), alignof(M), id);
   }
   // `layout`: the host type's layout signature, or nullptr to check only
   // the name, size and alignment.
@@ -404,6 +413,10 @@ class System {
                                    absl::Duration timeout);
 
   std::unique_ptr<SystemImpl> impl_;
+  // The resolved types (SystemImpl's table: TypeSlot → type id + 1, 0 while
+  // unresolved), for ResolveType's inline look.
+  const std::atomic<uint64_t>* type_cache_ = nullptr;
+  uint32_t type_cache_size_ = 0;
 };
 
 }  // namespace rk
