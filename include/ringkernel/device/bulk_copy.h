@@ -157,20 +157,7 @@ __device__ __noinline__ u32 BulkCopy(u8* to, const u8* from, u32 size) {
   return total;
 }
 
-// The receiving side. A handler that reads a large payload where it lies,
-// in the mailbox's plain area, waits one trip to L2 per batch of loads its
-// registers hold: a 4 KiB payload read 16 loads at a time is 16 trips, and
-// was what bound a one-pair stream of 4 KiB messages (bench/NOTES.md,
-// sessions 12 and 24). So the owner copies a plain payload of
-// kInboxMinBytes or more into the block's inbox with the accelerator (one
-// trip) and runs the handler on the copy, where its loads are
-// shared-memory loads. The inbox is taken only if free, never waited for:
-// a payload that finds it taken (another thread of the block is in a
-// handler on it) is read where it lies, as before. Returns the copy, or
-// `from` when there is none (the inbox taken, the copy off, or a payload
-// that is small, unaligned or not in global memory). Once the handler
-// returned, the caller calls InboxRelease, which gives the inbox back if
-// this thread holds it (nothing stays live across the handler's call).
+// The receiving side: InboxTake (below) and the inbox it copies into.
 #if RK_BULK_INBOX
 inline constexpr u32 kInboxMinBytes = 512;
 
@@ -202,6 +189,19 @@ __device__ __forceinline__ bool InboxCopyIn(const u8* from, u32 n, u32* phase) {
 }
 }  // namespace detail
 
+// A handler that reads a large payload where it lies, in the mailbox's
+// plain area, waits one trip to L2 per batch of loads its registers hold: a 4 KiB payload read 16 loads at a time is 16 trips, and
+// was what bound a one-pair stream of 4 KiB messages (bench/NOTES.md,
+// sessions 12 and 24). So the owner copies a plain payload of
+// kInboxMinBytes or more into the block's inbox with the accelerator (one
+// trip) and runs the handler on the copy, where its loads are
+// shared-memory loads. The inbox is taken only if free, never waited for:
+// a payload that finds it taken (another thread of the block is in a
+// handler on it) is read where it lies, as before. Returns the copy, or
+// `from` when there is none (the inbox taken, the copy off, or a payload
+// that is small, unaligned or not in global memory). Once the handler
+// returned, the caller calls InboxRelease, which gives the inbox back if
+// this thread holds it (nothing stays live across the handler's call).
 __device__ __noinline__ const void* InboxTake(const u8* from, u32 size) {
   if (size < kInboxMinBytes || size > kBulkStageBytes || (reinterpret_cast<u64>(from) & 15) != 0 ||
       !__isGlobal(from) || detail::rk_bulk_stage.off != 0) {
