@@ -986,6 +986,20 @@ absl::Status SystemImpl::ResolveTypeSlot(uint32_t slot, const char* name, const 
   return absl::OkStatus();
 }
 
+// The header of a host message to actor `to` at `place` (its worker and
+// its position in the worker's list).
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline LlHeader SystemImpl::HostRecordHeader(ActorId to, uint32_t type_id, size_t size,
+                                                                           uint64_t correlation, uint64_t place) const {
+  LlHeader h{};
+  h.type = type_id;
+  h.size = static_cast<u32>(size);
+  h.actor = to.value;
+  h.peer = static_cast<u32>(place >> 32);  // the actor's position in its worker's list
+  h.correlation = correlation;
+  h.hlc = host_hlc_.load(std::memory_order_relaxed);
+  return h;
+}
+
 // The same checks and steps as SendUntraced's for a ring the caller owns,
 // in the same order (the owner's look before the gate, ring_owner.h), with
 // the calling thread's gate slot looked up once and everything it calls
@@ -1005,13 +1019,7 @@ __attribute__((flatten)) bool SystemImpl::TrySendOwned(ActorId to, uint32_t type
   const uint32_t me = admission_.TagOf(slot);
   if (me == 0 || !ring_owners_.Owns(worker, me)) return false;
   if (!admission_.TryEnter(slot, worker)) return false;
-  LlHeader h{};
-  h.type = type_id;
-  h.size = static_cast<u32>(size);
-  h.actor = to.value;
-  h.peer = static_cast<u32>(place >> 32);  // the actor's position in its worker's list
-  h.correlation = correlation;
-  h.hlc = host_hlc_.load(std::memory_order_relaxed);
+  const LlHeader h = HostRecordHeader(to, type_id, size, correlation, place);
   const RingOwners::Wrote wrote = ring_owners_.TryWriteOwned(worker, me, WorkerRingRef(worker), h, bytes);
   // As TryWrite: a ring taken meanwhile, or a gate closing, and the record
   // is fenced before the writer leaves (kFull and kLost fenced already).
@@ -1058,13 +1066,7 @@ absl::Status SystemImpl::SendUntraced(ActorId to, uint32_t type_id, const void* 
   }
   const uint64_t place = actor_place_[to.value].load(std::memory_order_relaxed);
   const uint32_t worker = static_cast<uint32_t>(place);
-  LlHeader h{};
-  h.type = type_id;
-  h.size = static_cast<u32>(size);
-  h.actor = to.value;
-  h.peer = static_cast<u32>(place >> 32);  // the actor's position in its worker's list
-  h.correlation = correlation;
-  h.hlc = host_hlc_.load(std::memory_order_relaxed);
+  const LlHeader h = HostRecordHeader(to, type_id, size, correlation, place);
   const u32 log2 = params_.worker_in_log2;
   // Streamed by the ring's owner, or claimed in a shared ring (ring_owner.h).
   const uint32_t me = admission_.SlotTag();

@@ -150,6 +150,7 @@ class SystemImpl {
   // injection armed, the gate open and room in the ring. True: written;
   // false: nothing written, and SendUntraced decides (and says why).
   bool TrySendOwned(ActorId to, uint32_t type_id, const void* bytes, size_t size, uint64_t correlation);
+  LlHeader HostRecordHeader(ActorId to, uint32_t type_id, size_t size, uint64_t correlation, uint64_t place) const;
   // Every other Send: traced, or not the common case.
   ABSL_ATTRIBUTE_NOINLINE absl::Status SendSlow(ActorId to, uint32_t type_id, const void* bytes, size_t size,
                                                 uint64_t correlation, absl::Time deadline);

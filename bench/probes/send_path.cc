@@ -128,15 +128,21 @@ int main(int argc, char** argv) {
 
   row("timer", nullptr, [](int) {});
 
-  Ring r1;
-  const rk::RingRef ref1 = r1.Ref();
-  row("stream", &r1, [&](int i) {
+  // The owner's place for message i in `ref` (64 B records fill the ring's
+  // units exactly: never a skip).
+  auto place = [&](const rk::RingRef& ref, int i) {
     m.seq = static_cast<uint64_t>(i);
     rk::u64 start;
     rk::u32 pad;
-    if (!rk::LlPlaceOwned(ref1.log2, ref1.hint, ref1.cached_head, ref1.head, h.size, &start, &pad)) std::abort();
-    rk::LlWriteOwned(ref1.slots, ref1.log2, ref1.hint, start, pad, h, &m);
-  });
+    if (!rk::LlPlaceOwned(ref.log2, ref.hint, ref.cached_head, ref.head, h.size, &start, &pad) || pad != 0) {
+      std::abort();
+    }
+    return start;
+  };
+
+  Ring r1;
+  const rk::RingRef ref1 = r1.Ref();
+  row("stream", &r1, [&](int i) { rk::LlWriteOwned(ref1.slots, ref1.log2, ref1.hint, place(ref1, i), 0, h, &m); });
 
   Ring r2;
   const rk::RingRef ref2 = r2.Ref();
@@ -178,12 +184,7 @@ int main(int argc, char** argv) {
   Ring r4;
   const rk::RingRef ref4 = r4.Ref();
   row("plain", &r4, [&](int i) {
-    m.seq = static_cast<uint64_t>(i);
-    rk::u64 start;
-    rk::u32 pad;
-    if (!rk::LlPlaceOwned(ref4.log2, ref4.hint, ref4.cached_head, ref4.head, h.size, &start, &pad) || pad != 0) {
-      std::abort();  // 64 B records fill the ring's units exactly: no skips
-    }
+    const rk::u64 start = place(ref4, i);
     StreamRecordWith(rk::LlSlot(ref4.slots, rk::kLlUnitWords, ref4.log2, start), rk::LlFlag(start, ref4.log2), h, &m,
                      StorePlainPair);
     __atomic_store_n(ref4.hint, start + rk::LlRecordUnits(h.size), __ATOMIC_RELAXED);
