@@ -1004,8 +1004,8 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline LlHeader SystemImpl::HostRecordHeader(ActorI
 // in the same order (the owner's look before the gate, ring_owner.h), with
 // the calling thread's gate slot looked up once and everything it calls
 // compiled into its frame (flatten: no call but this one on a Send's path).
-__attribute__((flatten)) bool SystemImpl::TrySendOwned(ActorId to, uint32_t type_id, const void* bytes,
-                                                                  size_t size, uint64_t correlation) {
+__attribute__((flatten)) bool SystemImpl::TrySendOwned(ActorId to, uint32_t type_id, const void* bytes, size_t size,
+                                                      uint64_t correlation) {
   if (to.value >= actor_count_.load(std::memory_order_acquire)) return false;
   const uint32_t type_plus_one = actor_types_[to.value].load(std::memory_order_relaxed);
   if (type_plus_one == 0 || handles_[(type_plus_one - 1) * message_stride_ + type_id] == 0) return false;
