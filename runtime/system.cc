@@ -962,13 +962,8 @@ absl::StatusOr<uint32_t> SystemImpl::MessageId(std::string_view type, size_t siz
 
 absl::Status SystemImpl::ResolveTypeSlot(uint32_t slot, const char* name, const char* layout, size_t size,
                                          size_t align, uint32_t* id) {
-  if (slot < type_cache_.size()) {
-    const uint64_t v = type_cache_[slot].load(std::memory_order_acquire);
-    if (v != 0) {
-      *id = static_cast<uint32_t>(v - 1);
-      return absl::OkStatus();
-    }
-  }
+  // Called once System::ResolveType found the slot empty (another thread may
+  // have filled it since: resolving again stores the same id).
   // The layout first: where it differs, the first field that does says more
   // than a size that does.
   if (layout != nullptr) {
