@@ -525,6 +525,17 @@ TEST_F(SoakGpuTest, HostileTrafficFailuresAndRebindsLoseNothingAndKeepFifo) {
   for (int p = 0; p < kProducers; ++p) {
     absl::StatusOr<soak::Produced> h =
         sys.Ask<soak::Produced>(producers[p], soak::Halt{kMainSrc, Kind::kControl, 0}, kLong);
+    if (!h.ok()) {
+      // What the producer and its worker were doing: twice, a second
+      // apart, so that a producer still sending (its `sent` and `kFull`
+      // rising) tells itself apart from one that stopped.
+      for (int look = 0; look < 2; ++look) {
+        if (look != 0) std::this_thread::sleep_for(std::chrono::seconds(1));
+        absl::StatusOr<SystemStats> st = sys.Stats();
+        std::cout << "soak: producer " << p << "'s Halt unanswered; the system "
+                  << (st.ok() ? st->ToText(/*with_workers=*/true) : st.status().ToString()) << "\n";
+      }
+    }
     ASSERT_TRUE(h.ok()) << "producer " << p << ": " << h.status();
     ++main_sent[K(Kind::kControl)];
   }

@@ -143,12 +143,18 @@ struct Produced {
 // Sends `burst` Works per Pump, three by id (round robin over its slots)
 // and every fourth through the route, then a Pump to itself to go on.
 // kFull hands the Pump back (ctx.retry_later): it resumes where it stopped
-// once the worker's other actors had their turn.
+// once the worker's other actors had their turn — with the sends of its
+// burst that went out already counted (`in_burst`), so a Pump ends after
+// `burst` sends in all. (A retried Pump that began its burst again would
+// need `burst` sends in a row without kFull: while every producer keeps
+// the sinks full, that can take longer than any deadline, and a host
+// message — a Halt — waits behind the Pump at the head of the mailbox.)
 struct RK_ACTOR Producer {
   int id;
   int running;
   int burst;
   int slots;
+  int in_burst;  // sends of the current Pump's burst that went out (kOk or refused for good)
   unsigned attempt;
   unsigned rr;
   rk::ActorId targets[kSlots];
@@ -205,7 +211,7 @@ struct RK_ACTOR Producer {
 
   RK_HANDLER void on(const Pump& m, rk::Ctx& ctx) {
     if (running) {
-      for (int i = 0; i < burst; ++i) {
+      for (; in_burst < burst; ++in_burst) {
         const bool via_route = attempt % 4 == 3;
         const Work w{id, via_route ? Kind::kRoute : Kind::kK2k, p.seq + 1};
         const rk::SendStatus s =
@@ -226,7 +232,10 @@ struct RK_ACTOR Producer {
           ++p.other;
         }
       }
+      // (A PumpAgain met with kFull retries only the Pump: the burst is
+      // done.)
       if (!PumpAgain(ctx)) return;
+      in_burst = 0;
     }
     Handled(m.kind);
   }
