@@ -24,7 +24,9 @@
 // c → 0 by compare-and-swap; if that fails, a drainer has the slot, and the
 // answer stands: the Ask waits for kFilled and takes it. So an answer is
 // delivered to its own Ask exactly once, or counted late, never given to
-// another Ask. The Ask's own path touches its slot's lines and one bitmap
+// another Ask. An Ask may claim with memory of its own (Direct: a typed
+// Ask's result); the drainer that moved c → c|kFilling may write there
+// until it stores kFilled, and no one else ever does. The Ask's own path touches its slot's lines and one bitmap
 // word; while every slot is taken Claim returns 0, and the caller waits for
 // one to come free.
 //
@@ -40,6 +42,16 @@
 
 namespace rk::internal {
 
+// Where an Ask wants an answer of one kind put (AskSlots::FillWith passes it
+// to whoever makes the answer): its type, its size and the Ask's own
+// memory. `dest` null: nowhere. The memory is the Ask's until FillWith
+// returns.
+struct AskDirect {
+  void* dest = nullptr;
+  uint32_t type = 0;
+  uint32_t size = 0;
+};
+
 template <class Answer>
 class AskSlots {
  public:
@@ -50,6 +62,8 @@ class AskSlots {
   static constexpr uint64_t kFilling = uint64_t{1} << 62;
   static constexpr uint64_t kFilled = uint64_t{1} << 63;
 
+  using Direct = AskDirect;
+
   AskSlots() : slots_(new Slot[kSlots]) {}
   AskSlots(const AskSlots&) = delete;
   AskSlots& operator=(const AskSlots&) = delete;
@@ -57,7 +71,8 @@ class AskSlots {
   // The correlation of a new Ask with sequence number `seq` (1 or more; the
   // low 48 bits are used), registered in a slot of its own; 0 if every slot
   // is taken. `*hint` is the caller's slot of last time (any value at first).
-  uint64_t Claim(uint64_t seq, uint32_t* hint) {
+  // `direct` goes with the slot (stored before the slot is published).
+  uint64_t Claim(uint64_t seq, uint32_t* hint, const Direct& direct = {}) {
     const uint32_t start = *hint < kSlots ? *hint : 0;
     for (uint32_t k = 0; k < kSlots; ++k) {
       uint32_t s = start + k;
@@ -67,6 +82,7 @@ class AskSlots {
       if ((word.load(std::memory_order_relaxed) & bit) != 0) continue;
       if ((word.fetch_or(bit, std::memory_order_acquire) & bit) != 0) continue;
       const uint64_t c = (uint64_t{s} << kSlotShift) | (seq & kSeqMask);
+      slots_[s].direct = direct;
       slots_[s].state.store(c, std::memory_order_release);
       *hint = s;
       return c;
@@ -85,6 +101,15 @@ class AskSlots {
   // Hands `answer` to the Ask with correlation `c`; false if no Ask waits for
   // it (a late or second answer), and then `answer` is left as it was.
   bool Fill(uint64_t c, Answer&& answer) {
+    return FillWith(c, [&](const Direct&) { return std::move(answer); });
+  }
+
+  // As Fill, with the answer made by `make(direct)` (the Direct the Ask
+  // claimed with) once this call holds the slot: only then may `make` write
+  // to `direct.dest`, which the Ask does not leave before kFilled. False,
+  // without calling `make`, if no Ask waits for `c`.
+  template <class Make>
+  bool FillWith(uint64_t c, Make&& make) {
     if (!InSlot(c)) return false;
     Slot& slot = slots_[SlotOf(c)];
     uint64_t expect = c;
@@ -92,7 +117,7 @@ class AskSlots {
                                             std::memory_order_relaxed)) {
       return false;
     }
-    slot.answer = std::move(answer);
+    slot.answer = make(static_cast<const Direct&>(slot.direct));
     slot.state.store(c | kFilled, std::memory_order_release);
     return true;
   }
@@ -127,6 +152,7 @@ class AskSlots {
  private:
   struct alignas(64) Slot {
     std::atomic<uint64_t> state{0};
+    Direct direct{};
     Answer answer{};
   };
 

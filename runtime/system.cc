@@ -204,7 +204,12 @@ absl::Status SystemImpl::Init() {
   // Control records (a spawn's payload) share the host→GPU ring.
   uint64_t largest = sizeof(SpawnRecord);
   for (const jit::RecordLayout& r : model.records) {
-    if (r.is_message()) largest = std::max(largest, r.size);
+    if (!r.is_message()) continue;
+    largest = std::max(largest, r.size);
+    // Message ids are small and dense (1, 2, ...): the names by id, so that
+    // naming a record from the GPU is an index, not a walk of the model.
+    if (r.message_id >= message_names_.size()) message_names_.resize(r.message_id + 1);
+    message_names_[r.message_id] = r.name;
   }
   const uint32_t max_payload = static_cast<uint32_t>(AlignUp(largest, 8));
   const uint32_t slot_words = LlSlotWords(max_payload);
@@ -639,8 +644,10 @@ std::string SystemImpl::ActorName(uint32_t index) const {
 }
 
 std::string SystemImpl::MessageName(uint32_t type_id) const {
-  const jit::RecordLayout* r = package_->model.FindMessage(type_id);
-  return r != nullptr ? r->name : absl::StrCat("message #", type_id);
+  if (type_id != 0 && type_id < message_names_.size() && !message_names_[type_id].empty()) {
+    return message_names_[type_id];
+  }
+  return absl::StrCat("message #", type_id);
 }
 
 std::string SystemImpl::RunningActors(bool only_unexited) const {
@@ -758,21 +765,33 @@ void SystemImpl::SortLocked(const LlHeader& h) {
   const auto kind = static_cast<OutboundKind>(h.aux & 0xFF);
   const auto reason = static_cast<DeadLetterReason>((h.aux >> 8) & 0xFF);
   if (kind == OutboundKind::kMessage) {
-    Message m;
-    m.from = ActorId{h.actor};
-    m.type_id = h.type;
-    m.type = MessageName(h.type);
-    m.bytes.assign(out_buffer_.data(), h.size);
-    m.correlation = h.correlation;
-    m.hlc = h.hlc;
+    auto message = [&] {
+      Message m;
+      m.from = ActorId{h.actor};
+      m.type_id = h.type;
+      m.type = MessageName(h.type);
+      m.bytes.assign(out_buffer_.data(), h.size);
+      m.correlation = h.correlation;
+      m.hlc = h.hlc;
+      return m;
+    };
     if (h.correlation != 0) {
       // A reply to an Ask (only Asks carry a correlation to the GPU): to the
       // Ask if it still waits, else dropped — a late reply to an Ask that
-      // timed out, or a second reply, must not surface in Receive.
-      if (!ask_slots_.Fill(h.correlation, AskAnswer{absl::OkStatus(), std::move(m)})) ++late_replies_;
+      // timed out, or a second reply, must not surface in Receive. A typed
+      // Ask that named the type it expects gets a reply of that type and
+      // size copied into its result directly (no Message is built).
+      const bool taken = ask_slots_.FillWith(h.correlation, [&](const AskSlotTable::Direct& d) {
+        if (d.dest != nullptr && d.type == h.type && d.size == h.size) {
+          std::memcpy(d.dest, out_buffer_.data(), h.size);
+          return AskAnswer{absl::OkStatus(), Message{}, /*copied=*/true};
+        }
+        return AskAnswer{absl::OkStatus(), message(), /*copied=*/false};
+      });
+      if (!taken) ++late_replies_;
       return;
     }
-    inbox_.push_back(std::move(m));
+    inbox_.push_back(message());
   } else if (kind == OutboundKind::kDeadLetter) {
     DeadLetter d;
     d.to = ActorId{h.actor};
@@ -1121,20 +1140,21 @@ void SystemImpl::RunPauseHook() {
 }
 
 absl::StatusOr<Message> SystemImpl::Ask(ActorId to, uint32_t type_id, const void* bytes, size_t size,
-                                        absl::Duration timeout) {
+                                        absl::Duration timeout, const AskInto& into, bool* copied) {
   const uint64_t seq = next_correlation_.fetch_add(1, std::memory_order_relaxed);
   uint64_t correlation = 0;
   if (!tracing_.load(std::memory_order_relaxed)) {
-    return AskUntraced(to, type_id, bytes, size, timeout, seq, &correlation);
+    return AskUntraced(to, type_id, bytes, size, timeout, seq, &correlation, into, copied);
   }
   const int64_t begin = HostNowNs();
-  absl::StatusOr<Message> r = AskUntraced(to, type_id, bytes, size, timeout, seq, &correlation);
+  absl::StatusOr<Message> r = AskUntraced(to, type_id, bytes, size, timeout, seq, &correlation, into, copied);
   RecordHostCall("Ask", begin, to.value, type_id, internal::AskFlow(correlation), r.ok());
   return r;
 }
 
 absl::StatusOr<Message> SystemImpl::AskUntraced(ActorId to, uint32_t type_id, const void* bytes, size_t size,
-                                                absl::Duration timeout, uint64_t seq, uint64_t* correlation_out) {
+                                                absl::Duration timeout, uint64_t seq, uint64_t* correlation_out,
+                                                const AskInto& into, bool* copied) {
   // A slot of its own (ask_slots.h): registered without out_mu_ or a map,
   // and the thread's Asks reuse the slot of its last one. With every slot
   // taken (kSlots Asks waiting at once), it waits for one to come free, up
@@ -1142,7 +1162,7 @@ absl::StatusOr<Message> SystemImpl::AskUntraced(ActorId to, uint32_t type_id, co
   const auto start = Clock::now();
   const auto deadline = start + absl::ToChronoNanoseconds(timeout);
   thread_local uint32_t slot_hint = 0;
-  uint64_t correlation = ask_slots_.Claim(seq, &slot_hint);
+  uint64_t correlation = ask_slots_.Claim(seq, &slot_hint, into);
   while (correlation == 0) {
     if (Clock::now() > deadline) {
       return absl::ResourceExhaustedError(absl::StrCat("Ask: ", AskSlotTable::kSlots,
@@ -1150,13 +1170,14 @@ absl::StatusOr<Message> SystemImpl::AskUntraced(ActorId to, uint32_t type_id, co
                                                        absl::FormatDuration(timeout), "; nothing was sent"));
     }
     std::this_thread::yield();
-    correlation = ask_slots_.Claim(seq, &slot_hint);
+    correlation = ask_slots_.Claim(seq, &slot_hint, into);
   }
   *correlation_out = correlation;
   // The answer, once its slot has it; the slot is free again.
   auto take = [&]() -> absl::StatusOr<Message> {
     AskAnswer a = ask_slots_.Take(correlation);
     if (!a.error.ok()) return a.error;
+    if (copied != nullptr) *copied = a.copied;
     return std::move(a.reply);
   };
   absl::Status sent = TrySendOwned(to, type_id, bytes, size, correlation)
@@ -1627,9 +1648,10 @@ absl::Status System::SendTyped(ActorId to, uint32_t type_id, const void* bytes, 
 }
 
 absl::StatusOr<Message> System::AskTyped(ActorId to, uint32_t type_id, const void* bytes, size_t size,
-                                         absl::Duration timeout) {
+                                         absl::Duration timeout, void* into, uint32_t into_type, uint32_t into_size,
+                                         bool* copied) {
   internal::nvtx::Range range(internal::nvtx::Call::kAsk);
-  return impl_->Ask(to, type_id, bytes, size, timeout);
+  return impl_->Ask(to, type_id, bytes, size, timeout, SystemImpl::AskInto{into, into_type, into_size}, copied);
 }
 
 }  // namespace rk

@@ -103,7 +103,13 @@ class SystemImpl {
   absl::StatusOr<uint32_t> MessageId(std::string_view type, size_t size) const;
   absl::Status Send(ActorId to, uint32_t type_id, const void* bytes, size_t size, uint64_t correlation,
                     absl::Time deadline);
-  absl::StatusOr<Message> Ask(ActorId to, uint32_t type_id, const void* bytes, size_t size, absl::Duration timeout);
+  // Where a typed Ask wants a reply of the type it expects (System::Ask<R>).
+  using AskInto = internal::AskDirect;
+  // With `into.dest` set, a reply of type `into.type` and `into.size` bytes
+  // is copied there and `*copied` set (the Message returned is empty);
+  // any other answer comes as without it.
+  absl::StatusOr<Message> Ask(ActorId to, uint32_t type_id, const void* bytes, size_t size, absl::Duration timeout,
+                              const AskInto& into = {}, bool* copied = nullptr);
   absl::StatusOr<std::optional<Message>> Receive(absl::Duration timeout);
   std::vector<DeadLetter> TakeDeadLetters();
   std::vector<ActorFailure> TakeFailures();
@@ -134,6 +140,7 @@ class SystemImpl {
   struct AskAnswer {
     absl::Status error;
     Message reply;
+    bool copied = false;  // the reply's bytes went to the Ask's AskInto (`reply` is empty)
   };
   using AskSlotTable = internal::AskSlots<AskAnswer>;
 
@@ -157,7 +164,8 @@ class SystemImpl {
   // `seq`: the Ask's sequence number; `*correlation`: the correlation it
   // was sent with (naming its slot).
   absl::StatusOr<Message> AskUntraced(ActorId to, uint32_t type_id, const void* bytes, size_t size,
-                                      absl::Duration timeout, uint64_t seq, uint64_t* correlation);
+                                      absl::Duration timeout, uint64_t seq, uint64_t* correlation,
+                                      const AskInto& into, bool* copied);
 
   // ---- The device timeline (system_trace.cc). ----
   // A record taken from a trace ring, with the ring it came from.
@@ -356,6 +364,8 @@ class SystemImpl {
   // record (its answer it sees in its slot).
   std::atomic<uint64_t> failures_sorted_{0};
   std::string out_buffer_ ABSL_GUARDED_BY(out_mu_);
+  // Each message type's name by its id (written by Init only).
+  std::vector<std::string> message_names_;
   std::deque<Message> inbox_ ABSL_GUARDED_BY(out_mu_);
   std::vector<DeadLetter> dead_letters_ ABSL_GUARDED_BY(out_mu_);
   std::vector<ActorFailure> failures_ ABSL_GUARDED_BY(out_mu_);

@@ -10,12 +10,14 @@
 // Test goals: an answer reaches the Ask whose correlation it carries, and
 // that Ask only, exactly once, with every byte the drainer wrote (the
 // answer's string is plain memory: ThreadSanitizer reports a hand-over that
-// does not order it); an answer for an Ask that gave up, a second answer and
+// does not order it), or copied into the memory the Ask claimed with, which
+// nothing writes once the Ask gave up; an answer for an Ask that gave up, a second answer and
 // one for a slot since reused are refused (counted late by the caller);
 // every Ask ends answered or withdrawn; claims never hand one slot to two
 // Asks; all slots are free at the end.
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <cstdint>
 #include <deque>
 #include <mutex>
@@ -34,10 +36,24 @@ namespace {
 struct Answer {
   uint64_t correlation = 0;
   std::string text;
+  bool copied = false;  // the text went to the Ask's Direct memory instead
 };
 using Slots = AskSlots<Answer>;
 
 std::string TextFor(uint64_t c) { return "answer to " + std::to_string(c) + std::string(40, 'x'); }
+
+// What a drainer does (SortLocked's way): the answer's text copied into the
+// Ask's own memory when it claimed with some, else carried in the answer.
+bool Give(Slots& slots, uint64_t c) {
+  return slots.FillWith(c, [&](const Slots::Direct& d) {
+    const std::string text = TextFor(c);
+    if (d.dest != nullptr && text.size() <= d.size) {
+      std::memcpy(d.dest, text.data(), text.size());
+      return Answer{c, "", true};
+    }
+    return Answer{c, text, false};
+  });
+}
 
 TEST(AskSlotsTest, ClaimsNameTheirSlotAndSequenceUntilEverySlotIsTaken) {
   Slots slots;
@@ -123,7 +139,7 @@ TEST(AskSlotsTest, ConcurrentAsksEachGetTheirOwnAnswerOnceOrGiveUpAndNothingIsDe
           // Nothing new: the answers held back come now (the Asks that
           // wait for them without giving up would otherwise wait for ever).
           std::lock_guard<std::mutex> lock(drain_mu);
-          for (uint64_t l : later) (slots.Fill(l, Answer{l, TextFor(l)}) ? fills_ok : fills_refused).fetch_add(1);
+          for (uint64_t l : later) (Give(slots, l) ? fills_ok : fills_refused).fetch_add(1);
           later.clear();
           std::this_thread::yield();
           continue;
@@ -136,7 +152,7 @@ TEST(AskSlotsTest, ConcurrentAsksEachGetTheirOwnAnswerOnceOrGiveUpAndNothingIsDe
         const int times = r == 1 ? 2 : 1;  // a duplicate now and then
         for (int t = 0; t < times; ++t) {
           std::lock_guard<std::mutex> lock(drain_mu);
-          if (slots.Fill(c, Answer{c, TextFor(c)})) {
+          if (Give(slots, c)) {
             fills_ok.fetch_add(1);
           } else {
             fills_refused.fetch_add(1);
@@ -144,12 +160,12 @@ TEST(AskSlotsTest, ConcurrentAsksEachGetTheirOwnAnswerOnceOrGiveUpAndNothingIsDe
         }
         if (later.size() > 8) {
           std::lock_guard<std::mutex> lock(drain_mu);
-          for (uint64_t l : later) (slots.Fill(l, Answer{l, TextFor(l)}) ? fills_ok : fills_refused).fetch_add(1);
+          for (uint64_t l : later) (Give(slots, l) ? fills_ok : fills_refused).fetch_add(1);
           later.clear();
         }
       }
       std::lock_guard<std::mutex> lock(drain_mu);
-      for (uint64_t l : later) (slots.Fill(l, Answer{l, TextFor(l)}) ? fills_ok : fills_refused).fetch_add(1);
+      for (uint64_t l : later) (Give(slots, l) ? fills_ok : fills_refused).fetch_add(1);
     });
   }
   std::vector<std::thread> askers;
@@ -157,8 +173,15 @@ TEST(AskSlotsTest, ConcurrentAsksEachGetTheirOwnAnswerOnceOrGiveUpAndNothingIsDe
     askers.emplace_back([&, a] {
       std::mt19937 rng(a);
       uint32_t hint = 0;
+      // Half the askers give the drainers memory of their own for the
+      // answer (as a typed Ask does): it must be written only while the
+      // Ask waits, and then whole.
+      const bool direct = a % 2 == 0;
+      char mine[96];  // room for any TextFor
       for (int i = 0; i < kAsksEach; ++i) {
-        const uint64_t c = slots.Claim(next_seq.fetch_add(1), &hint);
+        std::memset(mine, '?', sizeof(mine));
+        const uint64_t c = slots.Claim(next_seq.fetch_add(1), &hint,
+                                       direct ? Slots::Direct{mine, 0, sizeof(mine)} : Slots::Direct{});
         if (c == 0) {
           wrong.fetch_add(1);
           continue;
@@ -180,11 +203,16 @@ TEST(AskSlotsTest, ConcurrentAsksEachGetTheirOwnAnswerOnceOrGiveUpAndNothingIsDe
         // Giving up without the drainers' lock: the slot's state decides.
         if (!done && slots.Withdraw(c)) {
           gave_up.fetch_add(1);
+          if (std::string(mine, sizeof(mine)) != std::string(sizeof(mine), '?')) wrong.fetch_add(1);
           continue;
         }
         while (!slots.Filled(c)) std::this_thread::yield();  // a drainer had it: the answer stands
         const Answer got = slots.Take(c);
-        if (got.correlation != c || got.text != TextFor(c)) wrong.fetch_add(1);
+        const std::string text = TextFor(c);
+        if (got.correlation != c || got.copied != direct) wrong.fetch_add(1);
+        if (direct ? std::string(mine, text.size()) != text || !got.text.empty() : got.text != text) {
+          wrong.fetch_add(1);
+        }
         answered.fetch_add(1);
       }
     });

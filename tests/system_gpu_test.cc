@@ -82,11 +82,14 @@ using ::testing::HasSubstr;
 // AHostTypeWithAStaleLayoutIsRefusedAndNothingIsSent checks; a header
 // generated from semantics.cu is always the program's, so it cannot be one.
 struct StaleSeq { int32_t n; int32_t producer; };
+// The program's Poked has one int: a host type of its name and another size.
+struct WidePoked { int32_t pokes; int32_t extra; };
 
 }  // namespace
 }  // namespace rk
 
 RK_HOST_MESSAGE_LAYOUT(rk::StaleSeq, "Seq", "n:int32@0;producer:int32@4");
+RK_HOST_MESSAGE(rk::WidePoked, "Poked");
 
 namespace rk {
 namespace {
@@ -1307,6 +1310,40 @@ TEST_F(SystemGpuTest, ALateReplyToATimedOutAskNeverReachesReceive) {
   absl::StatusOr<StopReport> rep = sys->Stop();
   ASSERT_TRUE(rep.ok()) << rep.status();
   EXPECT_TRUE(rep->undelivered.empty()) << rep->ToString();
+}
+
+// Test goals: a typed Ask whose reply is of the type it asked for gets it
+// (copied into its result by whoever drains it, ask_slots.h); a reply of
+// another type, or of the same name and another size, is refused with the
+// same words as Message::As, after the actor handled the message; the
+// untyped Ask gets the same reply as a Message; no reply leaks into
+// Receive or counts as late.
+TEST_F(SystemGpuTest, ATypedAskGetsItsReplyAndOneOfAnotherTypeIsNamed) {
+  auto sys = StartSystem();
+  ASSERT_NE(sys, nullptr);
+  const ActorId fragile = SpawnOrDie(*sys, "Fragile", "fragile");
+  absl::StatusOr<Poked> p = sys->Ask<Poked>(fragile, Poke{0}, kAsk);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->pokes, 1);
+  EXPECT_THAT(sys->Ask<SeqReport>(fragile, Poke{0}, kAsk),
+              StatusIs(absl::StatusCode::kInvalidArgument, "the message is a 'Poked', not a 'SeqReport'"));
+  EXPECT_THAT(sys->Ask<WidePoked>(fragile, Poke{0}, kAsk),
+              StatusIs(absl::StatusCode::kInvalidArgument, "the message 'Poked' is 4 bytes; the host type is 8"));
+  absl::StatusOr<Message> m = sys->AskBytes(fragile, "Poke", std::string(sizeof(Poke), '\0'), kAsk);
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ(m->type, "Poked");
+  absl::StatusOr<Poked> as = m->As<Poked>();
+  ASSERT_TRUE(as.ok()) << as.status();
+  EXPECT_EQ(as->pokes, 4) << "the refused replies' messages were handled";
+  p = sys->Ask<Poked>(fragile, Poke{0}, kAsk);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->pokes, 5);
+  absl::StatusOr<std::optional<Message>> stray = sys->Receive(absl::Milliseconds(50));
+  ASSERT_TRUE(stray.ok()) << stray.status();
+  EXPECT_FALSE(stray->has_value()) << "a reply leaked into Receive";
+  absl::StatusOr<SystemStats> st = sys->Stats();
+  ASSERT_TRUE(st.ok()) << st.status();
+  EXPECT_EQ(st->late_replies, 0u);
 }
 
 // Issue 9 item 6: a producer that waits for room by retrying in its handler

@@ -313,10 +313,20 @@ class System {
   // late_replies): it never reaches Receive.
   template <class R, class M>
   absl::StatusOr<R> Ask(ActorId to, const M& m, absl::Duration timeout) {
+    static_assert(std::is_trivially_copyable_v<R>, "messages are trivially copyable");
     uint32_t id;
     if (absl::Status s = ResolveType<M>(&id); !s.ok()) return s;
-    absl::StatusOr<Message> reply = AskTyped(to, id, &m, sizeof(M), timeout);
+    // A reply of type R (a type of the program) is copied into `r` by the
+    // thread that takes it from the GPU; any other answer comes as a
+    // Message, and As<R> says what it is.
+    R r;
+    uint32_t reply_id = 0;
+    const bool known = ResolveType<R>(&reply_id).ok();
+    bool copied = false;
+    absl::StatusOr<Message> reply = AskTyped(to, id, &m, sizeof(M), timeout, known ? &r : nullptr, reply_id,
+                                             static_cast<uint32_t>(sizeof(R)), &copied);
     if (!reply.ok()) return reply.status();
+    if (copied) return r;
     return reply->template As<R>();
   }
   absl::StatusOr<Message> AskBytes(ActorId to, std::string_view type, std::string_view bytes,
@@ -409,8 +419,11 @@ class System {
                                uint32_t* id);
   absl::Status SendTyped(ActorId to, uint32_t type_id, const void* bytes, size_t size, uint64_t correlation,
                          absl::Time deadline);
+  // `into` (when not null): where a reply of type `into_type` and
+  // `into_size` bytes goes, and then `*copied` is set.
   absl::StatusOr<Message> AskTyped(ActorId to, uint32_t type_id, const void* bytes, size_t size,
-                                   absl::Duration timeout);
+                                   absl::Duration timeout, void* into, uint32_t into_type, uint32_t into_size,
+                                   bool* copied);
 
   std::unique_ptr<SystemImpl> impl_;
   // The resolved types (SystemImpl's table: TypeSlot → type id + 1, 0 while
