@@ -26,9 +26,9 @@
 // delivered to its own Ask exactly once, or counted late, never given to
 // another Ask. An Ask may claim with memory of its own (Direct: a typed
 // Ask's result); the drainer that moved c → c|kFilling may write there
-// until it stores kFilled, and no one else ever does. The Ask's own path touches its slot's lines and one bitmap
-// word; while every slot is taken Claim returns 0, and the caller waits for
-// one to come free.
+// until it stores kFilled, and no one else ever does. The Ask's own path
+// touches its slot's lines and one bitmap word; while every slot is taken
+// Claim returns 0, and the caller waits for one to come free.
 //
 // The ThreadSanitizer test (tests/ask_slots_tsan_test.cc) races claims,
 // answers, late and duplicate answers and withdrawals.
