@@ -192,10 +192,10 @@ __device__ __forceinline__ bool InboxCopyIn(const u8* from, u32 n, u32* phase) {
 // A handler that reads a large payload where it lies, in the mailbox's
 // plain area, waits one trip to L2 per batch of loads its registers hold:
 // a 4 KiB payload read 16 loads at a time is 16 trips, and was what bound a
-// one-pair stream of 4 KiB messages (bench/NOTES.md, sessions 12 and 24). So the owner copies a plain payload of
-// kInboxMinBytes or more into the block's inbox with the accelerator (one
-// trip) and runs the handler on the copy, where its loads are
-// shared-memory loads. The inbox is taken only if free, never waited for:
+// one-pair stream of 4 KiB messages (bench/NOTES.md, sessions 12 and 24).
+// So the owner copies a plain payload of kInboxMinBytes or more into the
+// block's inbox with the accelerator (one trip) and runs the handler on the
+// copy, where its loads are shared-memory loads. The inbox is taken only if free, never waited for:
 // a payload that finds it taken (another thread of the block is in a
 // handler on it) is read where it lies, as before. Returns the copy, or
 // `from` when there is none (the inbox taken, the copy off, or a payload
