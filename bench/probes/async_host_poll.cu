@@ -1,0 +1,676 @@
+// async_host_poll.cu: can the thread that owns actors read their host records
+// itself, without a read over the bus holding back its mailbox?
+//
+// Today a worker's warp 0 reads the host ring and hands each small record to
+// the owner thread of its actor through shared memory (ARCHITECTURE.md,
+// "Host -> actor"): the owner never waits for the bus (a read of mapped memory
+// takes 1-1.5 us, while a mailbox poll is a trip to L2), and the hand-over
+// costs the `Ask` about 1.25 us of its 3.85 on the GPU (bench/NOTES.md,
+// session 17). An owner that polled its actors' host records itself would
+// need a read of mapped memory that does not stall it: an asynchronous copy
+// into shared memory whose completion it tests without waiting, between its
+// mailbox polls.
+//
+// One thread of block 0 (the owner) takes records the host writes into one
+// slot of mapped memory (LL words: 4 data bytes and a 4-byte flag naming the
+// request, as RingKernel's rings) and answers each with a posted store of its
+// number into mapped memory; the host times the round trip (steady_clock).
+// The owner reads the slot by one of:
+//   floor   one 8-byte load of the slot's first word, back to back (the
+//           persistent round trip of `cuper_persistent_roundtrip`);
+//   sync    the whole record by the thread's own 16-byte loads, all issued
+//           before any is looked at (each poll stalls the thread);
+//   ldgsts  `cp.async.cg` 16-byte copies into shared memory, completion
+//           signalled on an mbarrier (`cp.async.mbarrier.arrive.noinc`) and
+//           tested with `mbarrier.test_wait` (does not wait);
+//   bulk    one `cp.async.bulk` copy of the record by the tensor memory
+//           accelerator, completion counted in on the same mbarrier.
+// In the configurations with a mailbox, block 1 (another SM) ping-pongs a
+// number with the owner through a word of device memory (the raw one-way
+// flag of `rkbench`'s hop) while the host keeps sending records: the owner
+// serves both in one loop, and block 1 reports the one-way time of its hops.
+// So each line says what a way of reading the host costs the owner's
+// mailbox, and what serving a mailbox costs the host's round trip.
+//
+// Measured on an H200 (bench/NOTES.md, session 31): bulk copies hold the
+// owner not at all (its mailbox's one-way time 244-250 ns, as with no host
+// to read) while it answers the host within 1.04-1.12 x the floor; one
+// thread's 16-byte loads of mapped memory take a round trip each; 32 bulk
+// copies in flight on one SM add about 1 us to the round trip, and some
+// 4,000 over the GPU saturate the bus.
+//
+// Build and run on a GPU machine:
+//   nvcc -O2 -arch=sm_90 -o async_host_poll bench/probes/async_host_poll.cu
+//   ./async_host_poll            (every way but bulk)
+//   ./async_host_poll bulk       (the bulk copies, alone: a copy the
+//                                 accelerator refuses ends the process)
+//   ./async_host_poll scale      (many lanes polling by bulk copies at once)
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "probe_common.h"
+
+using u32 = unsigned;
+using u64 = unsigned long long;
+
+constexpr u64 kStop = ~0ull;
+constexpr int kMaxWords = 32;  // a record of up to 256 bytes
+
+enum Mode : int { kNone = 0, kFloor = 1, kSync = 2, kLdgsts = 3, kBulk = 4 };
+const char* ModeName(int m) {
+  switch (m) {
+    case kNone: return "none";
+    case kFloor: return "floor";
+    case kSync: return "sync";
+    case kLdgsts: return "ldgsts";
+    default: return "bulk";
+  }
+}
+
+// What the host and the kernel share in mapped memory.
+struct alignas(256) HostArea {
+  u64 record[kMaxWords];  // written by the host
+  alignas(128) u64 reply[16];  // written by the owner: a word, or a record of kReplyWords LL words
+  alignas(128) u64 pinger_done;
+  alignas(128) u64 stats[8];  // polls, cycles, taken, torn, stalled, mailbox served
+};
+
+// Device memory: the mailbox words and the pinger's hop times.
+struct DevArea {
+  alignas(128) u64 x;  // pinger -> owner
+  alignas(128) u64 y;  // owner -> pinger
+};
+
+__device__ __forceinline__ u64 LdSys(const u64* p) {
+  u64 v;
+  asm volatile("ld.relaxed.sys.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ void LdSys2(const u64* p, u64* a, u64* b) {
+  asm volatile("ld.relaxed.sys.v2.u64 {%0, %1}, [%2];" : "=l"(*a), "=l"(*b) : "l"(p) : "memory");
+}
+__device__ __forceinline__ void StSys(u64* p, u64 v) {
+  asm volatile("st.relaxed.sys.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+__device__ __forceinline__ u64 LdGpu(const u64* p) {
+  u64 v;
+  asm volatile("ld.relaxed.gpu.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ void StGpu(u64* p, u64 v) {
+  asm volatile("st.relaxed.gpu.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+__device__ __forceinline__ u32 Smem(const void* p) { return static_cast<u32>(__cvta_generic_to_shared(p)); }
+
+template <int Words>
+__device__ __forceinline__ void IssueLdgsts(u32 dst, const u64* src, u32 bar) {
+#pragma unroll
+  for (int i = 0; i < Words; i += 2) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst + 8 * i), "l"(src + i) : "memory");
+  }
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(bar) : "memory");
+}
+template <int Words>
+__device__ __forceinline__ void IssueBulk(u32 dst, const u64* src, u32 bar) {
+  // The generic proxy's reads of the last copy come before the next copy's writes.
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(Words * 8) : "memory");
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(dst),
+               "l"(src), "r"(Words * 8), "r"(bar)
+               : "memory");
+}
+__device__ __forceinline__ bool TestWait(u32 bar, u32 parity) {
+  u32 done;
+  asm volatile(
+      "{ .reg .pred p; mbarrier.test_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+      : "=r"(done)
+      : "r"(bar), "r"(parity)
+      : "memory");
+  return done != 0;
+}
+
+// A record of request `seq`: word i is (seq's low 32 bits) << 32 | (seq * 37 + i).
+__host__ __device__ inline u64 RecordWord(u64 seq, int i) {
+  return (static_cast<u64>(static_cast<u32>(seq)) << 32) | static_cast<u32>(seq * 37 + static_cast<u64>(i));
+}
+
+// 0: not whole yet; 1: whole and right; 2: whole but a word's data is wrong.
+template <int Words>
+__device__ __forceinline__ int CheckRecord(const u64 (&w)[Words], u64 seq) {
+  bool whole = true;
+  bool right = true;
+#pragma unroll
+  for (int i = 0; i < Words; ++i) {
+    whole = whole && static_cast<u32>(w[i] >> 32) == static_cast<u32>(seq);
+    right = right && w[i] == RecordWord(seq, i);
+  }
+  return !whole ? 0 : (right ? 1 : 2);
+}
+
+// How the owner answers: one 8-byte store of the request's number (the
+// floor's), or a record of 12 LL words (a reply's header and an 8-byte
+// payload, as `ctx.reply` writes one) by six 16-byte relaxed stores at
+// system scope (RingKernel's), by six weak 16-byte stores, or by one bulk
+// copy from shared memory (the tensor memory accelerator's store).
+enum ReplyKind : int { kReplyWord = 0, kReplyStrong = 1, kReplyWeak = 2, kReplyBulk = 3 };
+constexpr int kReplyWords = 12;
+const char* ReplyName(int k) {
+  switch (k) {
+    case kReplyWord: return "word";
+    case kReplyStrong: return "ll-sys";
+    case kReplyWeak: return "ll-weak";
+    default: return "ll-bulk";
+  }
+}
+
+__device__ __forceinline__ void Reply(int kind, u64* to, u64 seq, u64* stage) {
+  if (kind == kReplyWord) {
+    StSys(to, seq);
+  } else if (kind == kReplyStrong) {
+#pragma unroll
+    for (int i = 0; i < kReplyWords; i += 2) {
+      asm volatile("st.relaxed.sys.v2.u64 [%0], {%1, %2};" ::"l"(to + i), "l"(RecordWord(seq, i)),
+                   "l"(RecordWord(seq, i + 1))
+                   : "memory");
+    }
+  } else if (kind == kReplyWeak) {
+#pragma unroll
+    for (int i = 0; i < kReplyWords; i += 2) {
+      asm volatile("st.global.v2.u64 [%0], {%1, %2};" ::"l"(to + i), "l"(RecordWord(seq, i)),
+                   "l"(RecordWord(seq, i + 1))
+                   : "memory");
+    }
+  } else {
+    // The stage may be rewritten once the last copy has read it.
+    asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+#pragma unroll
+    for (int i = 0; i < kReplyWords; ++i) stage[i] = RecordWord(seq, i);
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(to), "r"(Smem(stage)),
+                 "r"(kReplyWords * 8)
+                 : "memory");
+    asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+  }
+}
+
+struct Params {
+  const u64* record;  // device view of HostArea::record
+  u64* reply;
+  int reply_kind;
+  u64* stats;
+  u64* pinger_done;
+  DevArea* dev;
+  u64* hop_cycles;
+  int hops;
+  int warm_hops;
+  long long watchdog_cycles;
+};
+
+template <int Mode, int Words, bool Mailbox>
+__device__ void Owner(const Params& p) {
+  __shared__ alignas(128) u64 buf[kMaxWords];
+  __shared__ alignas(8) u64 bar_word;
+  __shared__ alignas(128) u64 reply_stage[16];
+  const u32 bar = Smem(&bar_word);
+  const u32 dst = Smem(buf);
+  if (Mode == kLdgsts || Mode == kBulk) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bar) : "memory");
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+  }
+  bool host_done = Mode == kNone;
+  bool mail_done = !Mailbox;
+  u64 expect = 1;
+  u64 mseq = 0;
+  bool in_flight = false;
+  u32 parity = 0;
+  u64 polls = 0, taken = 0, torn = 0, stalled = 0, mail_served = 0;
+  const long long start = clock64();
+  long long progress = start;
+  while (!(host_done && mail_done)) {
+    if (!host_done) {
+      int got = 0;
+      bool stop = false;
+      if (Mode == kFloor) {
+        const u64 v = LdSys(p.record);
+        ++polls;
+        stop = v == kStop;
+        got = static_cast<u32>(v >> 32) == static_cast<u32>(expect) ? 1 : 0;
+      } else if (Mode == kSync) {
+        u64 w[Words];
+#pragma unroll
+        for (int i = 0; i < Words; i += 2) LdSys2(p.record + i, &w[i], &w[i + 1]);
+        ++polls;
+        stop = w[0] == kStop;
+        if (!stop) got = CheckRecord<Words>(w, expect);
+      } else if (Mode == kLdgsts || Mode == kBulk) {
+        if (!in_flight) {
+          if (Mode == kLdgsts) {
+            IssueLdgsts<Words>(dst, p.record, bar);
+          } else {
+            IssueBulk<Words>(dst, p.record, bar);
+          }
+          in_flight = true;
+          ++polls;
+        } else if (TestWait(bar, parity)) {
+          parity ^= 1u;
+          in_flight = false;
+          u64 w[Words];
+#pragma unroll
+          for (int i = 0; i < Words; ++i) w[i] = *reinterpret_cast<volatile u64*>(&buf[i]);
+          stop = w[0] == kStop;
+          if (!stop) got = CheckRecord<Words>(w, expect);
+        }
+      }
+      if (stop) {
+        host_done = true;
+      } else if (got != 0) {
+        torn += got == 2 ? 1 : 0;
+        Reply(p.reply_kind, p.reply, expect, reply_stage);
+        ++expect;
+        ++taken;
+        progress = clock64();
+      }
+    }
+    if (Mailbox && !mail_done) {
+      const u64 v = LdGpu(&p.dev->x);
+      if (v == kStop) {
+        mail_done = true;
+      } else if (v != mseq) {
+        mseq = v;
+        StGpu(&p.dev->y, v);
+        ++mail_served;
+        progress = clock64();
+      }
+    }
+    if (clock64() - progress > p.watchdog_cycles) {
+      stalled = 1;
+      break;
+    }
+  }
+  // An accelerator copy still in flight must land before the block exits.
+  asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+  if (in_flight) {
+    while (!TestWait(bar, parity)) {
+    }
+  }
+  p.stats[0] = polls;
+  p.stats[1] = static_cast<u64>(clock64() - start);
+  p.stats[2] = taken;
+  p.stats[3] = torn;
+  p.stats[4] = stalled;
+  p.stats[5] = mail_served;
+}
+
+__device__ void Pinger(const Params& p) {
+  const long long start = clock64();
+  for (int i = 1; i <= p.warm_hops + p.hops; ++i) {
+    const long long t0 = clock64();
+    StGpu(&p.dev->x, static_cast<u64>(i));
+    bool stalled = false;
+    while (LdGpu(&p.dev->y) != static_cast<u64>(i)) {
+      if (clock64() - start > p.watchdog_cycles * 8) {
+        stalled = true;
+        break;
+      }
+    }
+    if (stalled) break;
+    const long long t1 = clock64();
+    if (i > p.warm_hops) p.hop_cycles[i - p.warm_hops - 1] = static_cast<u64>(t1 - t0);
+  }
+  StGpu(&p.dev->x, kStop);
+  StSys(p.pinger_done, 1);
+}
+
+template <int Mode, int Words, bool Mailbox>
+__global__ void Probe(Params p) {
+  if (threadIdx.x != 0) return;
+  if (blockIdx.x == 0) {
+    Owner<Mode, Words, Mailbox>(p);
+  } else {
+    Pinger(p);
+  }
+}
+
+struct Cfg {
+  int mode;
+  int words;
+  bool mailbox;
+  int gap_ns;  // the host's random pause before each request: 0 .. gap_ns
+  int reply = kReplyWord;
+};
+
+struct Line {
+  double rt_p50 = 0, rt_p99 = 0, hop_p50 = 0, hop_p99 = 0, polls_per_us = 0;
+  u64 taken = 0, torn = 0, mail = 0, reply_torn = 0;
+  bool stalled = false;
+  bool host_timeout = false;
+};
+
+double Pct(std::vector<double>& v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[static_cast<size_t>(q * static_cast<double>(v.size() - 1))];
+}
+
+// --scale: B blocks (one an SM) of L lanes, each lane keeping a bulk copy of
+// a 64-byte slot of its own in flight, as an owner thread polling its own
+// actors' host records would; the host ping-pongs with block 0's lane 0 while
+// the others poll slots that stay empty. What so many reads in flight cost
+// the bus (the round trip) and how many polls it answers.
+struct ScaleParams {
+  const u64* slots;  // device view: slot (b, l) at (b * 32 + l) * kMaxWords words
+  u64* reply;
+  u64* polls;  // mapped: summed by every lane at the end
+  u64* cycles;
+  int lanes;
+  long long watchdog_cycles;
+};
+
+__global__ void ScaleProbe(ScaleParams p) {
+  __shared__ alignas(128) u64 buf[32][8];
+  __shared__ alignas(8) u64 bars[32];
+  const u32 lane = threadIdx.x;
+  if (lane >= static_cast<u32>(p.lanes)) return;
+  const u32 bar = Smem(&bars[lane]);
+  const u32 dst = Smem(buf[lane]);
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bar) : "memory");
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+  const u64* slot = p.slots + (static_cast<u64>(blockIdx.x) * 32 + lane) * kMaxWords;
+  const bool target = blockIdx.x == 0 && lane == 0;
+  u64 expect = 1;
+  u64 polls = 0;
+  u32 parity = 0;
+  bool in_flight = false;
+  const long long start = clock64();
+  long long progress = start;
+  for (;;) {
+    if (!in_flight) {
+      IssueBulk<8>(dst, slot, bar);
+      in_flight = true;
+      ++polls;
+    } else if (TestWait(bar, parity)) {
+      parity ^= 1u;
+      in_flight = false;
+      u64 w[8];
+#pragma unroll
+      for (int i = 0; i < 8; ++i) w[i] = *reinterpret_cast<volatile u64*>(&buf[lane][i]);
+      if (w[0] == kStop) break;
+      if (target && CheckRecord<8>(w, expect) != 0) {
+        StSys(p.reply, expect);
+        ++expect;
+        progress = clock64();
+      }
+    }
+    if (clock64() - progress > p.watchdog_cycles) break;
+  }
+  if (in_flight) {
+    while (!TestWait(bar, parity)) {
+    }
+  }
+  atomicAdd(p.polls, polls);
+  if (target) *p.cycles = static_cast<u64>(clock64() - start);
+}
+
+int RunScale(const ProbeDevice& d, int rounds) {
+  using Clock = std::chrono::steady_clock;
+  const int max_blocks = d.prop.multiProcessorCount;
+  const size_t slot_bytes = static_cast<size_t>(max_blocks) * 32 * kMaxWords * sizeof(u64);
+  u64* slots = nullptr;
+  CK(cudaHostAlloc(reinterpret_cast<void**>(&slots), slot_bytes + 1024, cudaHostAllocMapped));
+  u64* slots_d = nullptr;
+  CK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&slots_d), slots, 0));
+  u64* misc = slots + slot_bytes / sizeof(u64);  // reply, polls, cycles on lines of their own
+  u64* misc_d = slots_d + slot_bytes / sizeof(u64);
+  CK(cudaFuncSetAttribute(ScaleProbe, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(d.smem_alone)));
+  printf("%-7s %-6s %-8s %9s %9s %12s %14s %s\n", "blocks", "lanes", "host_gap", "rt_p50_us", "rt_p99_us",
+         "polls/us", "per_lane/us", "note");
+  struct S {
+    int blocks, lanes;
+  };
+  for (int gap : {0, 4000}) {
+    for (S s : {S{1, 1}, S{1, 32}, S{8, 32}, S{32, 32}, S{max_blocks, 8}, S{max_blocks, 32}}) {
+      std::memset(slots, 0, slot_bytes + 1024);
+      ScaleParams p;
+      p.slots = slots_d;
+      p.reply = misc_d;
+      p.polls = misc_d + 16;
+      p.cycles = misc_d + 32;
+      p.lanes = s.lanes;
+      p.watchdog_cycles = static_cast<long long>(d.ghz * 1e9);
+      ScaleProbe<<<s.blocks, 32, d.smem_alone>>>(p);
+      CK(cudaGetLastError());
+      std::mt19937 rng(2026);
+      std::uniform_int_distribution<int> pause(0, std::max(gap, 1));
+      std::vector<double> rt;
+      bool timeout = false;
+      for (u64 r = 1; r <= static_cast<u64>(rounds) + 1000 && !timeout; ++r) {
+        if (gap > 0) {
+          const auto until = Clock::now() + std::chrono::nanoseconds(pause(rng));
+          while (Clock::now() < until) {
+          }
+        }
+        const auto t0 = Clock::now();
+        for (int i = 7; i >= 0; --i) __atomic_store_n(&slots[i], RecordWord(r, i), __ATOMIC_RELAXED);
+        while (__atomic_load_n(&misc[0], __ATOMIC_ACQUIRE) != r) {
+          if (Clock::now() - t0 > std::chrono::seconds(2)) {
+            timeout = true;
+            break;
+          }
+        }
+        if (r > 1000 && !timeout) {
+          rt.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+        }
+      }
+      for (int b = 0; b < s.blocks; ++b) {
+        for (int l = 0; l < 32; ++l) {
+          __atomic_store_n(&slots[(static_cast<size_t>(b) * 32 + l) * kMaxWords], kStop, __ATOMIC_RELEASE);
+        }
+      }
+      CK(cudaDeviceSynchronize());
+      const double us = static_cast<double>(misc[32]) / (d.ghz * 1000.0);
+      const double per_us = us > 0 ? static_cast<double>(misc[16]) / us : 0;
+      const double p50 = Pct(rt, 0.5);
+      const double p99 = Pct(rt, 0.99);
+      printf("%-7d %-6d %-8d %9.3f %9.3f %12.1f %14.3f %s\n", s.blocks, s.lanes, gap, p50, p99, per_us,
+             per_us / (s.blocks * s.lanes), timeout ? "host-timeout" : "");
+      fflush(stdout);
+    }
+  }
+  return 0;
+}
+
+template <int Mode, int Words, bool Mailbox>
+void Launch(const Params& p, size_t smem) {
+  CK(cudaFuncSetAttribute(Probe<Mode, Words, Mailbox>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                          static_cast<int>(smem)));
+  Probe<Mode, Words, Mailbox><<<Mailbox ? 2 : 1, 32, smem>>>(p);
+  CK(cudaGetLastError());
+}
+
+template <int Mode, int Words>
+void LaunchAny(bool mailbox, const Params& p, size_t smem) {
+  if (mailbox) {
+    Launch<Mode, Words, true>(p, smem);
+  } else {
+    Launch<Mode, Words, false>(p, smem);
+  }
+}
+
+void LaunchCfg(const Cfg& c, const Params& p, size_t smem) {
+  switch (c.mode) {
+    case kNone: LaunchAny<kNone, 8>(c.mailbox, p, smem); break;
+    case kFloor: LaunchAny<kFloor, 8>(c.mailbox, p, smem); break;
+    case kSync:
+      if (c.words == 8) {
+        LaunchAny<kSync, 8>(c.mailbox, p, smem);
+      } else {
+        LaunchAny<kSync, 32>(c.mailbox, p, smem);
+      }
+      break;
+    case kLdgsts:
+      if (c.words == 8) {
+        LaunchAny<kLdgsts, 8>(c.mailbox, p, smem);
+      } else {
+        LaunchAny<kLdgsts, 32>(c.mailbox, p, smem);
+      }
+      break;
+    default:
+      if (c.words == 8) {
+        LaunchAny<kBulk, 8>(c.mailbox, p, smem);
+      } else {
+        LaunchAny<kBulk, 32>(c.mailbox, p, smem);
+      }
+      break;
+  }
+}
+
+Line Run(const Cfg& c, HostArea* h, const HostArea* hd, DevArea* dev, u64* hop_d, const ProbeDevice& d, int rounds,
+         int hops) {
+  using Clock = std::chrono::steady_clock;
+  std::memset(static_cast<void*>(h), 0, sizeof(HostArea));
+  CK(cudaMemset(dev, 0, sizeof(DevArea)));
+  CK(cudaDeviceSynchronize());
+  Params p;
+  p.record = hd->record;
+  p.reply = const_cast<u64*>(hd->reply);
+  p.reply_kind = c.reply;
+  p.stats = const_cast<u64*>(hd->stats);
+  p.pinger_done = const_cast<u64*>(&hd->pinger_done);
+  p.dev = dev;
+  p.hop_cycles = hop_d;
+  p.hops = hops;
+  p.warm_hops = 1000;
+  p.watchdog_cycles = static_cast<long long>(d.ghz * 1e9);  // a second without progress
+  LaunchCfg(c, p, d.smem_alone);
+  Line out;
+  const int warm = 1000;
+  std::vector<double> rt;
+  rt.reserve(static_cast<size_t>(rounds));
+  std::mt19937 rng(2026);
+  std::uniform_int_distribution<int> gap(0, std::max(c.gap_ns, 1));
+  auto done_pinging = [&] { return __atomic_load_n(&h->pinger_done, __ATOMIC_ACQUIRE) != 0; };
+  if (c.mode != kNone) {
+    for (u64 r = 1;; ++r) {
+      const bool enough = static_cast<int>(r) > warm + rounds;
+      if (c.mailbox ? (enough && done_pinging()) || static_cast<int>(r) > 50 * (warm + rounds) : enough) break;
+      if (c.gap_ns > 0) {
+        const auto until = Clock::now() + std::chrono::nanoseconds(gap(rng));
+        while (Clock::now() < until) {
+        }
+      }
+      const auto t0 = Clock::now();
+      for (int i = kMaxWords - 1; i >= 0; --i) __atomic_store_n(&h->record[i], RecordWord(r, i), __ATOMIC_RELAXED);
+      bool timeout = false;
+      // A record is seen when each of its words carries the request's number.
+      auto answered = [&] {
+        if (c.reply == kReplyWord) return __atomic_load_n(&h->reply[0], __ATOMIC_ACQUIRE) == r;
+        for (int i = kReplyWords - 1; i >= 0; --i) {
+          if (static_cast<u32>(__atomic_load_n(&h->reply[i], __ATOMIC_ACQUIRE) >> 32) != static_cast<u32>(r)) {
+            return false;
+          }
+        }
+        return true;
+      };
+      while (!answered()) {
+        if (Clock::now() - t0 > std::chrono::seconds(2)) {
+          timeout = true;
+          break;
+        }
+      }
+      if (timeout) {
+        out.host_timeout = true;
+        break;
+      }
+      const auto t1 = Clock::now();
+      if (c.reply != kReplyWord) {
+        for (int i = 0; i < kReplyWords; ++i) out.reply_torn += h->reply[i] != RecordWord(r, i) ? 1 : 0;
+      }
+      if (static_cast<int>(r) > warm) rt.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+    }
+    __atomic_store_n(&h->record[0], kStop, __ATOMIC_RELEASE);
+  }
+  CK(cudaDeviceSynchronize());
+  out.rt_p50 = Pct(rt, 0.5);
+  out.rt_p99 = Pct(rt, 0.99);
+  out.taken = h->stats[2];
+  out.torn = h->stats[3];
+  out.stalled = h->stats[4] != 0;
+  out.mail = h->stats[5];
+  const double us = static_cast<double>(h->stats[1]) / (d.ghz * 1000.0);
+  out.polls_per_us = us > 0 ? static_cast<double>(h->stats[0]) / us : 0;
+  if (c.mailbox) {
+    std::vector<u64> cyc(static_cast<size_t>(hops));
+    CK(cudaMemcpy(cyc.data(), hop_d, sizeof(u64) * static_cast<size_t>(hops), cudaMemcpyDeviceToHost));
+    std::vector<double> ns;
+    ns.reserve(cyc.size());
+    for (u64 v : cyc) {
+      if (v != 0) ns.push_back(static_cast<double>(v) / d.ghz / 2.0);  // one way
+    }
+    out.hop_p50 = Pct(ns, 0.5);
+    out.hop_p99 = Pct(ns, 0.99);
+  }
+  return out;
+}
+
+int main(int argc, char** argv) {
+  const bool bulk = argc > 1 && std::string(argv[1]) == "bulk";
+  const int rounds = argc > 2 ? atoi(argv[2]) : 20000;
+  const int hops = argc > 3 ? atoi(argv[3]) : 20000;
+  const ProbeDevice d = OpenProbeDevice();
+  if (argc > 1 && std::string(argv[1]) == "scale") return RunScale(d, rounds);
+  HostArea* h = nullptr;
+  CK(cudaHostAlloc(reinterpret_cast<void**>(&h), sizeof(HostArea), cudaHostAllocMapped));
+  HostArea* hd = nullptr;
+  CK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&hd), h, 0));
+  DevArea* dev = nullptr;
+  CK(cudaMalloc(reinterpret_cast<void**>(&dev), sizeof(DevArea)));
+  u64* hop_d = nullptr;
+  CK(cudaMalloc(reinterpret_cast<void**>(&hop_d), sizeof(u64) * static_cast<size_t>(hops)));
+  std::vector<Cfg> cfgs;
+  const std::vector<int> ways = bulk ? std::vector<int>{kBulk} : std::vector<int>{kFloor, kSync, kLdgsts};
+  // The host alone: what each way of reading costs the round trip.
+  for (int gap : {0, 4000}) {
+    for (int m : ways) {
+      for (int w : {8, 32}) {
+        if (m == kFloor && w != 8) continue;
+        cfgs.push_back(Cfg{m, w, false, gap});
+      }
+    }
+  }
+  // How the answer is written: the floor's read with each reply, and the
+  // bulk read with RingKernel's and the bulk reply.
+  for (int gap : {0, 4000}) {
+    for (int k : {kReplyStrong, kReplyWeak, kReplyBulk}) {
+      if (!bulk) cfgs.push_back(Cfg{kFloor, 8, false, gap, k});
+    }
+    if (bulk) {
+      cfgs.push_back(Cfg{kBulk, 8, false, gap, kReplyStrong});
+      cfgs.push_back(Cfg{kBulk, 8, false, gap, kReplyBulk});
+    }
+  }
+  // The owner serving a mailbox too: the hop alone first, then with each way.
+  for (int gap : {0, 4000}) {
+    if (!bulk) cfgs.push_back(Cfg{kNone, 8, true, gap});
+    for (int m : ways) cfgs.push_back(Cfg{m, 8, true, gap});
+  }
+  printf("%-7s %-6s %-8s %-8s %-8s %9s %9s %9s %9s %10s %8s %8s %5s %s\n", "read", "bytes", "reply", "mailbox",
+         "host_gap",
+         "rt_p50_us", "rt_p99_us", "hop_p50", "hop_p99", "polls/us", "taken", "mail", "torn", "note");
+  for (const Cfg& c : cfgs) {
+    CK(cudaMemset(hop_d, 0, sizeof(u64) * static_cast<size_t>(hops)));
+    const Line l = Run(c, h, hd, dev, hop_d, d, rounds, hops);
+    printf("%-7s %-6d %-8s %-8s %-8d %9.3f %9.3f %9.1f %9.1f %10.3f %8llu %8llu %5llu %s%s\n", ModeName(c.mode),
+           c.mode == kFloor ? 8 : c.words * 8, ReplyName(c.reply), c.mailbox ? "yes" : "no", c.gap_ns, l.rt_p50,
+           l.rt_p99, l.hop_p50, l.hop_p99, l.polls_per_us, l.taken, l.mail, l.torn + l.reply_torn,
+           l.stalled ? "owner-stalled " : "",
+           l.host_timeout ? "host-timeout" : "");
+    fflush(stdout);
+  }
+  return 0;
+}
