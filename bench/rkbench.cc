@@ -209,6 +209,7 @@ absl::Status Exp1(Runtime& runtime, const Program& program, Recorder& rec, const
   RK_RETURN_IF_ERROR(TimeEchoAsks(*sys, echo, rec, o, exp, &seq));
   RK_ASSIGN_OR_RETURN(StopReport r, sys->Stop());
   (void)r;
+  PrintOwnerCycles(*sys, exp);
   return absl::OkStatus();
 }
 

@@ -156,18 +156,33 @@ __device__ __forceinline__ int CheckRecord(const u64 (&w)[Words], u64 seq) {
 // payload, as `ctx.reply` writes one) by six 16-byte relaxed stores at
 // system scope (RingKernel's), by six weak 16-byte stores, or by one bulk
 // copy from shared memory (the tensor memory accelerator's store).
-enum ReplyKind : int { kReplyWord = 0, kReplyStrong = 1, kReplyWeak = 2, kReplyBulk = 3 };
+// kReplyReserved: RingKernel's reply with its reservation before the
+// stores (a compare-and-swap on a tail in shared memory, after an acquire
+// of the cached head there: LlTryReserveUnits<CtaScope>).
+enum ReplyKind : int { kReplyWord = 0, kReplyStrong = 1, kReplyWeak = 2, kReplyBulk = 3, kReplyReserved = 4 };
 constexpr int kReplyWords = 12;
 const char* ReplyName(int k) {
   switch (k) {
     case kReplyWord: return "word";
     case kReplyStrong: return "ll-sys";
     case kReplyWeak: return "ll-weak";
+    case kReplyReserved: return "ll-rsv";
     default: return "ll-bulk";
   }
 }
 
 __device__ __forceinline__ void Reply(int kind, u64* to, u64 seq, u64* stage) {
+  if (kind == kReplyReserved) {
+    // stage[14]: the tail; stage[15]: the cached head (never full here).
+    u64 t, h, seen;
+    asm volatile("ld.relaxed.cta.shared.u64 %0, [%1];" : "=l"(t) : "r"(Smem(&stage[14])) : "memory");
+    asm volatile("ld.acquire.cta.shared.u64 %0, [%1];" : "=l"(h) : "r"(Smem(&stage[15])) : "memory");
+    asm volatile("atom.relaxed.cta.shared.cas.b64 %0, [%1], %2, %3;"
+                 : "=l"(seen)
+                 : "r"(Smem(&stage[14])), "l"(t), "l"(t + 1 + (h & 0))
+                 : "memory");
+    kind = seen == t ? kReplyStrong : kReplyWord;
+  }
   if (kind == kReplyWord) {
     StSys(to, seq);
   } else if (kind == kReplyStrong) {
@@ -215,6 +230,7 @@ __device__ void Owner(const Params& p) {
   __shared__ alignas(128) u64 buf[kMaxWords];
   __shared__ alignas(8) u64 bar_word;
   __shared__ alignas(128) u64 reply_stage[16];
+  if (threadIdx.x == 0) reply_stage[14] = reply_stage[15] = 0;
   const u32 bar = Smem(&bar_word);
   const u32 dst = Smem(buf);
   if (Mode == kLdgsts || Mode == kBulk) {
@@ -228,7 +244,7 @@ __device__ void Owner(const Params& p) {
   u64 mseq = 0;
   bool in_flight = false;
   u32 parity = 0;
-  u64 polls = 0, taken = 0, torn = 0, stalled = 0, mail_served = 0;
+  u64 polls = 0, taken = 0, torn = 0, stalled = 0, mail_served = 0, reply_cycles = 0;
   const long long start = clock64();
   long long progress = start;
   while (!(host_done && mail_done)) {
@@ -270,7 +286,9 @@ __device__ void Owner(const Params& p) {
         host_done = true;
       } else if (got != 0) {
         torn += got == 2 ? 1 : 0;
+        const long long r0 = clock64();
         Reply(p.reply_kind, p.reply, expect, reply_stage);
+        reply_cycles += static_cast<u64>(clock64() - r0);
         ++expect;
         ++taken;
         progress = clock64();
@@ -304,6 +322,7 @@ __device__ void Owner(const Params& p) {
   p.stats[3] = torn;
   p.stats[4] = stalled;
   p.stats[5] = mail_served;
+  p.stats[6] = reply_cycles;
 }
 
 __device__ void Pinger(const Params& p) {
@@ -347,6 +366,7 @@ struct Cfg {
 struct Line {
   double rt_p50 = 0, rt_p99 = 0, hop_p50 = 0, hop_p99 = 0, polls_per_us = 0;
   u64 taken = 0, torn = 0, mail = 0, reply_torn = 0;
+  double reply_cycles = 0;  // the owner's cycles in a reply's stores, each
   bool stalled = false;
   bool host_timeout = false;
 };
@@ -602,6 +622,7 @@ Line Run(const Cfg& c, HostArea* h, const HostArea* hd, DevArea* dev, u64* hop_d
   out.torn = h->stats[3];
   out.stalled = h->stats[4] != 0;
   out.mail = h->stats[5];
+  out.reply_cycles = out.taken != 0 ? static_cast<double>(h->stats[6]) / static_cast<double>(out.taken) : 0;
   const double us = static_cast<double>(h->stats[1]) / (d.ghz * 1000.0);
   out.polls_per_us = us > 0 ? static_cast<double>(h->stats[0]) / us : 0;
   if (c.mailbox) {
@@ -646,7 +667,7 @@ int main(int argc, char** argv) {
   // How the answer is written: the floor's read with each reply, and the
   // bulk read with RingKernel's and the bulk reply.
   for (int gap : {0, 4000}) {
-    for (int k : {kReplyStrong, kReplyWeak, kReplyBulk}) {
+    for (int k : {kReplyWord, kReplyStrong, kReplyWeak, kReplyBulk, kReplyReserved}) {
       if (!bulk) cfgs.push_back(Cfg{kFloor, 8, false, gap, k});
     }
     if (bulk) {
@@ -659,15 +680,15 @@ int main(int argc, char** argv) {
     if (!bulk) cfgs.push_back(Cfg{kNone, 8, true, gap});
     for (int m : ways) cfgs.push_back(Cfg{m, 8, true, gap});
   }
-  printf("%-7s %-6s %-8s %-8s %-8s %9s %9s %9s %9s %10s %8s %8s %5s %s\n", "read", "bytes", "reply", "mailbox",
+  printf("%-7s %-6s %-8s %-8s %-8s %9s %9s %9s %9s %10s %8s %8s %5s %8s %s\n", "read", "bytes", "reply", "mailbox",
          "host_gap",
-         "rt_p50_us", "rt_p99_us", "hop_p50", "hop_p99", "polls/us", "taken", "mail", "torn", "note");
+         "rt_p50_us", "rt_p99_us", "hop_p50", "hop_p99", "polls/us", "taken", "mail", "torn", "reply_cy", "note");
   for (const Cfg& c : cfgs) {
     CK(cudaMemset(hop_d, 0, sizeof(u64) * static_cast<size_t>(hops)));
     const Line l = Run(c, h, hd, dev, hop_d, d, rounds, hops);
-    printf("%-7s %-6d %-8s %-8s %-8d %9.3f %9.3f %9.1f %9.1f %10.3f %8llu %8llu %5llu %s%s\n", ModeName(c.mode),
+    printf("%-7s %-6d %-8s %-8s %-8d %9.3f %9.3f %9.1f %9.1f %10.3f %8llu %8llu %5llu %8.0f %s%s\n", ModeName(c.mode),
            c.mode == kFloor ? 8 : c.words * 8, ReplyName(c.reply), c.mailbox ? "yes" : "no", c.gap_ns, l.rt_p50,
-           l.rt_p99, l.hop_p50, l.hop_p99, l.polls_per_us, l.taken, l.mail, l.torn + l.reply_torn,
+           l.rt_p99, l.hop_p50, l.hop_p99, l.polls_per_us, l.taken, l.mail, l.torn + l.reply_torn, l.reply_cycles,
            l.stalled ? "owner-stalled " : "",
            l.host_timeout ? "host-timeout" : "");
     fflush(stdout);
