@@ -53,9 +53,20 @@
 #include <vector>
 
 #include "probe_common.h"
+#include "ringkernel/device/atomics.h"
 
-using u32 = unsigned;
-using u64 = unsigned long long;
+// The runtime's own accesses (atomics.h).
+using rk::CompareExchangeCta;
+using rk::LoadAcquireCta;
+using rk::LoadRelaxedCta;
+using rk::LoadRelaxedGpu;
+using rk::LoadRelaxedSys;
+using rk::LoadRelaxedSysPair;
+using rk::StoreRelaxedGpu;
+using rk::StoreRelaxedSys;
+using rk::StoreRelaxedSysPair;
+using rk::u32;
+using rk::u64;
 
 constexpr u64 kStop = ~0ull;
 constexpr int kMaxWords = 32;  // a record of up to 256 bytes
@@ -85,25 +96,6 @@ struct DevArea {
   alignas(128) u64 y;  // owner -> pinger
 };
 
-__device__ __forceinline__ u64 LdSys(const u64* p) {
-  u64 v;
-  asm volatile("ld.relaxed.sys.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-  return v;
-}
-__device__ __forceinline__ void LdSys2(const u64* p, u64* a, u64* b) {
-  asm volatile("ld.relaxed.sys.v2.u64 {%0, %1}, [%2];" : "=l"(*a), "=l"(*b) : "l"(p) : "memory");
-}
-__device__ __forceinline__ void StSys(u64* p, u64 v) {
-  asm volatile("st.relaxed.sys.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-}
-__device__ __forceinline__ u64 LdGpu(const u64* p) {
-  u64 v;
-  asm volatile("ld.relaxed.gpu.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-  return v;
-}
-__device__ __forceinline__ void StGpu(u64* p, u64 v) {
-  asm volatile("st.relaxed.gpu.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-}
 __device__ __forceinline__ u32 Smem(const void* p) { return static_cast<u32>(__cvta_generic_to_shared(p)); }
 
 template <int Words>
@@ -173,25 +165,16 @@ const char* ReplyName(int k) {
 
 __device__ __forceinline__ void Reply(int kind, u64* to, u64 seq, u64* stage) {
   if (kind == kReplyReserved) {
-    // stage[14]: the tail; stage[15]: the cached head (never full here).
-    u64 t, h, seen;
-    asm volatile("ld.relaxed.cta.shared.u64 %0, [%1];" : "=l"(t) : "r"(Smem(&stage[14])) : "memory");
-    asm volatile("ld.acquire.cta.shared.u64 %0, [%1];" : "=l"(h) : "r"(Smem(&stage[15])) : "memory");
-    asm volatile("atom.relaxed.cta.shared.cas.b64 %0, [%1], %2, %3;"
-                 : "=l"(seen)
-                 : "r"(Smem(&stage[14])), "l"(t), "l"(t + 1 + (h & 0))
-                 : "memory");
-    kind = seen == t ? kReplyStrong : kReplyWord;
+    // stage[14]: the tail; stage[15]: the cached head (the ring never full here).
+    const u64 t = LoadRelaxedCta(&stage[14]);
+    const u64 h = LoadAcquireCta(&stage[15]);
+    kind = CompareExchangeCta(&stage[14], t, t + 1 + (h & 0)) == t ? kReplyStrong : kReplyWord;
   }
   if (kind == kReplyWord) {
-    StSys(to, seq);
+    StoreRelaxedSys(to, seq);
   } else if (kind == kReplyStrong) {
 #pragma unroll
-    for (int i = 0; i < kReplyWords; i += 2) {
-      asm volatile("st.relaxed.sys.v2.u64 [%0], {%1, %2};" ::"l"(to + i), "l"(RecordWord(seq, i)),
-                   "l"(RecordWord(seq, i + 1))
-                   : "memory");
-    }
+    for (int i = 0; i < kReplyWords; i += 2) StoreRelaxedSysPair(to + i, RecordWord(seq, i), RecordWord(seq, i + 1));
   } else if (kind == kReplyWeak) {
 #pragma unroll
     for (int i = 0; i < kReplyWords; i += 2) {
@@ -252,14 +235,14 @@ __device__ void Owner(const Params& p) {
       int got = 0;
       bool stop = false;
       if (Mode == kFloor) {
-        const u64 v = LdSys(p.record);
+        const u64 v = LoadRelaxedSys(p.record);
         ++polls;
         stop = v == kStop;
         got = static_cast<u32>(v >> 32) == static_cast<u32>(expect) ? 1 : 0;
       } else if (Mode == kSync) {
         u64 w[Words];
 #pragma unroll
-        for (int i = 0; i < Words; i += 2) LdSys2(p.record + i, &w[i], &w[i + 1]);
+        for (int i = 0; i < Words; i += 2) LoadRelaxedSysPair(p.record + i, &w[i], &w[i + 1]);
         ++polls;
         stop = w[0] == kStop;
         if (!stop) got = CheckRecord<Words>(w, expect);
@@ -295,12 +278,12 @@ __device__ void Owner(const Params& p) {
       }
     }
     if (Mailbox && !mail_done) {
-      const u64 v = LdGpu(&p.dev->x);
+      const u64 v = LoadRelaxedGpu(&p.dev->x);
       if (v == kStop) {
         mail_done = true;
       } else if (v != mseq) {
         mseq = v;
-        StGpu(&p.dev->y, v);
+        StoreRelaxedGpu(&p.dev->y, v);
         ++mail_served;
         progress = clock64();
       }
@@ -329,9 +312,9 @@ __device__ void Pinger(const Params& p) {
   const long long start = clock64();
   for (int i = 1; i <= p.warm_hops + p.hops; ++i) {
     const long long t0 = clock64();
-    StGpu(&p.dev->x, static_cast<u64>(i));
+    StoreRelaxedGpu(&p.dev->x, static_cast<u64>(i));
     bool stalled = false;
-    while (LdGpu(&p.dev->y) != static_cast<u64>(i)) {
+    while (LoadRelaxedGpu(&p.dev->y) != static_cast<u64>(i)) {
       if (clock64() - start > p.watchdog_cycles * 8) {
         stalled = true;
         break;
@@ -341,8 +324,8 @@ __device__ void Pinger(const Params& p) {
     const long long t1 = clock64();
     if (i > p.warm_hops) p.hop_cycles[i - p.warm_hops - 1] = static_cast<u64>(t1 - t0);
   }
-  StGpu(&p.dev->x, kStop);
-  StSys(p.pinger_done, 1);
+  StoreRelaxedGpu(&p.dev->x, kStop);
+  StoreRelaxedSys(p.pinger_done, 1);
 }
 
 template <int Mode, int Words, bool Mailbox>
@@ -422,7 +405,7 @@ __global__ void ScaleProbe(ScaleParams p) {
       for (int i = 0; i < 8; ++i) w[i] = *reinterpret_cast<volatile u64*>(&buf[lane][i]);
       if (w[0] == kStop) break;
       if (target && CheckRecord<8>(w, expect) != 0) {
-        StSys(p.reply, expect);
+        StoreRelaxedSys(p.reply, expect);
         ++expect;
         progress = clock64();
       }
@@ -522,31 +505,24 @@ void LaunchAny(bool mailbox, const Params& p, size_t smem) {
   }
 }
 
+// The kernel of a configuration: its way of reading, its record's words,
+// and whether it serves a mailbox.
+template <int Mode>
+void LaunchWords(const Cfg& c, const Params& p, size_t smem) {
+  if (c.words == 8) {
+    LaunchAny<Mode, 8>(c.mailbox, p, smem);
+  } else {
+    LaunchAny<Mode, 32>(c.mailbox, p, smem);
+  }
+}
+
 void LaunchCfg(const Cfg& c, const Params& p, size_t smem) {
   switch (c.mode) {
-    case kNone: LaunchAny<kNone, 8>(c.mailbox, p, smem); break;
-    case kFloor: LaunchAny<kFloor, 8>(c.mailbox, p, smem); break;
-    case kSync:
-      if (c.words == 8) {
-        LaunchAny<kSync, 8>(c.mailbox, p, smem);
-      } else {
-        LaunchAny<kSync, 32>(c.mailbox, p, smem);
-      }
-      break;
-    case kLdgsts:
-      if (c.words == 8) {
-        LaunchAny<kLdgsts, 8>(c.mailbox, p, smem);
-      } else {
-        LaunchAny<kLdgsts, 32>(c.mailbox, p, smem);
-      }
-      break;
-    default:
-      if (c.words == 8) {
-        LaunchAny<kBulk, 8>(c.mailbox, p, smem);
-      } else {
-        LaunchAny<kBulk, 32>(c.mailbox, p, smem);
-      }
-      break;
+    case kNone: LaunchWords<kNone>(c, p, smem); break;
+    case kFloor: LaunchWords<kFloor>(c, p, smem); break;
+    case kSync: LaunchWords<kSync>(c, p, smem); break;
+    case kLdgsts: LaunchWords<kLdgsts>(c, p, smem); break;
+    default: LaunchWords<kBulk>(c, p, smem); break;
   }
 }
 
