@@ -30,17 +30,20 @@
 // flag of `rkbench`'s hop) while the host keeps sending records: the owner
 // serves both in one loop, and block 1 reports the one-way time of its hops.
 // So each line says what a way of reading the host costs the owner's
-// mailbox, and what serving a mailbox costs the host's round trip.
+// mailbox, and what serving a mailbox costs the host's round trip. The
+// answer comes in one of the forms of ReplyKind (a word, or a reply record
+// of LL words written four ways), and the owner counts the cycles it spends
+// writing it. `scale` keeps many bulk copies in flight at once (RunScale).
 //
-// Measured on an H200 (bench/NOTES.md, session 31): bulk copies hold the
-// owner not at all (its mailbox's one-way time 244-250 ns, as with no host
-// to read) while it answers the host within 1.04-1.12 x the floor; one
+// Measured on an H200 (bench/NOTES.md, session 31): bulk copies do not hold
+// the owner (its mailbox's one-way time within 0-32 ns of the time with no
+// host to read) while it answers the host within 1.02-1.15 x the floor; one
 // thread's 16-byte loads of mapped memory take a round trip each; 32 bulk
 // copies in flight on one SM add about 1 us to the round trip, and some
 // 4,000 over the GPU saturate the bus.
 //
 // Build and run on a GPU machine:
-//   nvcc -O2 -arch=sm_90 -o async_host_poll bench/probes/async_host_poll.cu
+//   nvcc -O2 -arch=sm_90 -I include -o async_host_poll bench/probes/async_host_poll.cu
 //   ./async_host_poll            (every way but bulk)
 //   ./async_host_poll bulk       (the bulk copies, alone: a copy the
 //                                 accelerator refuses ends the process)
