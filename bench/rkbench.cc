@@ -298,6 +298,17 @@ absl::Status AskStamps(Runtime& runtime, const Program& program, Recorder& rec, 
     const bool quiet = i >= warm_rows;
     const int iteration = quiet ? static_cast<int>(i - warm_rows) + 1 : ++n;
     AddStampSteps(rec, exp, quiet ? "quiet_" : "", iteration, s, steps);
+    // The hand-over's wait, split: seen in a mailbox spin (the spin's end
+    // after the entry was published and before it was seen), from its
+    // publication to the spin's end and from there to ServeDirect; or not
+    // (the owner was elsewhere in its loop).
+    const std::string pre = quiet ? "quiet_" : "";
+    if (s[14] >= s[1] && s[14] <= s[13]) {
+      AddStampSteps(rec, exp, pre, iteration, s,
+                    {{"gpu_f1_spin_handover_to_cut", 1, 14}, {"gpu_f1_spin_cut_to_seen", 14, 13}});
+    } else {
+      AddStampSteps(rec, exp, pre, iteration, s, {{"gpu_f1_loop_handover_to_seen", 1, 13}});
+    }
   }
   if (n == 0) return absl::InternalError("no complete stamps: is the package a build with -D RK_ASK_STAMPS?");
   return absl::OkStatus();

@@ -104,6 +104,13 @@ struct WorkerThread {
   // RK_HOP_STAMPS: the last empty poll, and the row of the last record handled
   // (stamped until the next ServeMailbox call).
   RK_HOP_ONLY(u64 hop_prev_in; u64 hop_prev_out; unsigned long long* hop_after; u32 hop_done;)
+  // RK_ASK_STAMPS: when this thread's last mailbox spin ended for a
+  // hand-over, and when its last ServeMailbox call began (stamped with the
+  // hand-overs it takes).
+#ifdef RK_ASK_STAMPS
+  u64 cut_ns;
+  u64 call_ns;
+#endif
 };
 
 // Records in the running table that this thread runs `entry` (see the top
