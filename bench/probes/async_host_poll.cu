@@ -170,8 +170,8 @@ __device__ __forceinline__ void Reply(int kind, u64* to, u64 seq, u64* stage) {
   if (kind == kReplyReserved) {
     // stage[14]: the tail; stage[15]: the cached head (the ring never full here).
     const u64 t = LoadRelaxedCta(&stage[14]);
-    const u64 h = LoadAcquireCta(&stage[15]);
-    kind = CompareExchangeCta(&stage[14], t, t + 1 + (h & 0)) == t ? kReplyStrong : kReplyWord;
+    (void)LoadAcquireCta(&stage[15]);
+    kind = CompareExchangeCta(&stage[14], t, t + 1) == t ? kReplyStrong : kReplyWord;
   }
   if (kind == kReplyWord) {
     StoreRelaxedSys(to, seq);

@@ -78,7 +78,6 @@ enum AskStamp : u32 {
   kStampCallIn = 12,      // RunThreadHandler begins
   kStampDirectSeen = 13,  // the owner found the hand-over ring non-empty
   kStampSpinCut = 14,     // the owner's last mailbox spin ended for a hand-over (its last, if older)
-  kStampServeCall = 15,   // the owner's last ServeMailbox call began
   kAskStamps = 16,
 };
 #ifdef RK_ASK_STAMPS

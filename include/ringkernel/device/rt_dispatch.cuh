@@ -105,11 +105,9 @@ struct WorkerThread {
   // (stamped until the next ServeMailbox call).
   RK_HOP_ONLY(u64 hop_prev_in; u64 hop_prev_out; unsigned long long* hop_after; u32 hop_done;)
   // RK_ASK_STAMPS: when this thread's last mailbox spin ended for a
-  // hand-over, and when its last ServeMailbox call began (stamped with the
-  // hand-overs it takes).
+  // hand-over (stamped with the hand-overs it takes).
 #ifdef RK_ASK_STAMPS
   u64 cut_ns;
-  u64 call_ns;
 #endif
 };
 

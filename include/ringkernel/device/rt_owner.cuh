@@ -58,9 +58,6 @@ __device__ u32 ServeMailbox(WorkerThread& w, OwnedActor& o, DirectSlot* direct, 
   u32 ran_out = 0;  // kHotRanOut: the short spin ran out; kHotLong: the long one did
   bool cut = false;  // the spin ended for a hand-over
   RK_OC_ADD(kOcServeCalls, 1);
-#ifdef RK_ASK_STAMPS
-  w.call_ns = GlobalTimerNs();
-#endif
   // (RK_HOP_STAMPS: the first call after the one that handled the record
   // ends its row.)
   RK_HOP_ONLY(if (w.hop_after != nullptr && (w.hop_done & (1u << kHopServeOut)) != 0) {
@@ -408,7 +405,6 @@ __device__ u32 ServeDirect(WorkerThread& w, OwnedActor& o, DirectSlot* d, u32 ta
     RK_ASK_STAMP(r.h.correlation, kStampTaken, GlobalTimerNs());
     RK_ASK_STAMP(r.h.correlation, kStampDirectSeen, seen);
     RK_ASK_STAMP(r.h.correlation, kStampSpinCut, w.cut_ns);
-    RK_ASK_STAMP(r.h.correlation, kStampServeCall, w.call_ns);
     RK_OC_ONLY(const long long oc1 = clock64();)
     RK_OC_ADD(kOcDirect, 1);
     RK_OC_ADD(kOcDirectCopy, oc1 - oc0);

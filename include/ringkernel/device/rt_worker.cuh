@@ -424,7 +424,7 @@ __device__ void WorkerLoop(const SystemParams* sys, u32 worker, u8* smem) {
   w.running = 0;
   RK_HOP_ONLY(w.hop_prev_in = w.hop_prev_out = 0; w.hop_after = nullptr; w.hop_done = 0;)
 #ifdef RK_ASK_STAMPS
-  w.cut_ns = w.call_ns = 0;
+  w.cut_ns = 0;
 #endif
   RK_HOP_ONLY(if (tid < 256) rk_hop_current[tid] = nullptr;)
   WorkerShared sh;
