@@ -143,6 +143,14 @@ void PrintOwnerCycles(System& sys, const std::string& what) {
         per(v[8], direct), per(v[9], direct), per(v[16], direct), per(v[15], calls), per(v[3], calls),
         per(v[12], calls), per(v[13], calls), per(v[14], calls), static_cast<unsigned long long>(v[10]),
         per(v[11], v[17]), static_cast<unsigned long long>(v[17]));
+    if (direct != 0) {
+      std::printf(
+          "owner_cycles %s actor=%zu %s: hand-overs that ended a mailbox spin %llu: the spin's end to ServeMailbox's "
+          "return %.0f, to the ServeDirect call %.0f, to its first entry's read %.0f cycles each; after a hand-over's "
+          "HandleOne to the next entry or the return %.0f each\n",
+          what.c_str(), a, name.c_str(), static_cast<unsigned long long>(v[27]), per(v[28], v[27]), per(v[29], v[27]),
+          per(v[30], v[27]), per(v[31], direct));
+    }
   }
 }
 

@@ -225,6 +225,13 @@ enum OwnerCycles : u32 {
   kOcBlockAfter = 24,    // ... the leader's bookkeeping and its look at the next record
   kOcBlockMeet3 = 25,    // ... the round's last barrier
   kOcBlockBetween = 26,  // cycles from a run's end to the leader's next run's start
+  // A hand-over that ended its owner's mailbox spin, counted straight into
+  // rk_owner_cycles as ServeDirect takes it (RK_OC_DIRECT):
+  kOcCuts = 27,          // such hand-overs
+  kOcCutOut = 28,        // cycles from the spin's end to ServeMailbox's return
+  kOcCutLoop = 29,       // ... from that return to the ServeDirect call
+  kOcCutLook = 30,       // ... from the call to its first entry's read
+  kOcDirectAfter = 31,   // cycles from a hand-over's HandleOne's end to the next entry or the return (all hand-overs)
   kOwnerCyclesPerActor = 32,
 };
 #ifdef RK_OWNER_CYCLES
@@ -247,6 +254,8 @@ namespace detail {
   do {                                                                                      \
     if (threadIdx.x < kOcRows) rk_oc_rows[threadIdx.x][(k)] += static_cast<unsigned long long>(v); \
   } while (0)
+#define RK_OC_DIRECT(actor, k, v) \
+  atomicAdd(&rk_owner_cycles[((actor) & 1023) * kOwnerCyclesPerActor + (k)], static_cast<unsigned long long>(v))
 __device__ inline void OwnerCyclesClear() {
   if (threadIdx.x == 0) rk_oc_block_end = 0;
   if (threadIdx.x < kOcRows) {
@@ -263,6 +272,9 @@ __device__ inline void OwnerCyclesFlush(u32 actor) {
 #else
 #define RK_OC_ONLY(...)
 #define RK_OC_ADD(k, v) \
+  do {                         \
+  } while (0)
+#define RK_OC_DIRECT(actor, k, v) \
   do {                         \
   } while (0)
 #endif

@@ -109,6 +109,9 @@ struct WorkerThread {
 #ifdef RK_ASK_STAMPS
   u64 cut_ns;
 #endif
+  // RK_OWNER_CYCLES: the same moment, ServeMailbox's return after it, and
+  // the ServeDirect call after that (clock64; 0: no spin ended for one).
+  RK_OC_ONLY(long long cut_cyc; long long cut_ret; long long cut_call;)
 };
 
 // Records in the running table that this thread runs `entry` (see the top

@@ -96,6 +96,7 @@ __device__ u32 ServeMailbox(WorkerThread& w, OwnedActor& o, DirectSlot* direct, 
 #ifdef RK_ASK_STAMPS
           w.cut_ns = GlobalTimerNs();
 #endif
+          RK_OC_ONLY(w.cut_cyc = clock64();)
         } else if (spins < spin_max && spun < kSpinCallPolls) {
           // The counters of what was handled go back before the spin, as
           // after every batch (below): a flush the host asks for once it
@@ -284,6 +285,7 @@ __device__ u32 ServeMailbox(WorkerThread& w, OwnedActor& o, DirectSlot* direct, 
   // (A call that asked to be retried may have sent and moved the clock.)
   if (n != stored || *block || *retried) StoreOwned(o);
   if (!resident || *block || o.quiet == kQuietPolls) ReleaseOwned(o);
+  RK_OC_ONLY(if (cut) w.cut_ret = clock64();)
   RK_HOP_CYCLE(w, kHcServeOut);
   RK_HOP_STAMP(w, kHopServeOut, GlobalTimerNs());
   return n;
@@ -381,7 +383,18 @@ __device__ u32 ServeDirect(WorkerThread& w, OwnedActor& o, DirectSlot* d, u32 ta
 #ifdef RK_ASK_STAMPS
   const u64 seen = GlobalTimerNs();
 #endif
+  RK_OC_ONLY({
+    const long long look = clock64();
+    if (w.cut_cyc != 0 && w.cut_ret >= w.cut_cyc && w.cut_call >= w.cut_ret) {
+      RK_OC_DIRECT(o.index, kOcCuts, 1);
+      RK_OC_DIRECT(o.index, kOcCutOut, w.cut_ret - w.cut_cyc);
+      RK_OC_DIRECT(o.index, kOcCutLoop, w.cut_call - w.cut_ret);
+      RK_OC_DIRECT(o.index, kOcCutLook, look - w.cut_call);
+    }
+    w.cut_cyc = 0;
+  })
   u32 n = 0;
+  RK_OC_ONLY(long long oc_last = 0;)
   for (; head != tail; ++head) {
     RK_OC_ONLY(const long long oc0 = clock64();)
     __threadfence_block();
@@ -411,7 +424,8 @@ __device__ u32 ServeDirect(WorkerThread& w, OwnedActor& o, DirectSlot* d, u32 ta
     MarkRunning(w, RunningEntry(o.index, r.h.type));
     // ctx.retry_later: the entry stays, and is handled again later.
     const Handled handled = HandleOne<true>(w, o, r);
-    RK_OC_ADD(kOcDirectHandle, clock64() - oc1);
+    RK_OC_ONLY(const long long oc2 = clock64();)
+    RK_OC_ADD(kOcDirectHandle, oc2 - oc1);
     if (handled == Handled::kRetry) {
       RK_ORDER_EVENT(kOrderDirectRetry, w.worker, tail - head, o.index, head, w.buf[0]);
       break;
@@ -423,11 +437,14 @@ __device__ u32 ServeDirect(WorkerThread& w, OwnedActor& o, DirectSlot* d, u32 ta
     RK_ASK_STAMP(r.h.correlation, kStampReleased, GlobalTimerNs());
     ++o.direct;
     ++n;
+    RK_OC_ONLY(if (head + 1 != tail) RK_OC_DIRECT(o.index, kOcDirectAfter, clock64() - oc2);)
+    RK_OC_ONLY(if (head + 1 == tail) oc_last = oc2;)
   }
   o.hot = (o.hot & ~kHotCalls) | 64;
   o.quiet = 0;
   if (o.failed) SlotSet(&d->failed, 1);
   StoreOwned(o);
+  RK_OC_ONLY(if (oc_last != 0) RK_OC_DIRECT(o.index, kOcDirectAfter, clock64() - oc_last);)
   return n;
 }
 

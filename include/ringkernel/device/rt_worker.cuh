@@ -248,7 +248,7 @@ __device__ __forceinline__ void WorkerRoleLoop(const SystemParams* sys, u32 work
         // this file).
         if (my_direct != nullptr) {
           if (drained) {
-            RK_OC_ONLY(const long long oc_d = clock64();)
+            RK_OC_ONLY(const long long oc_d = clock64(); w.cut_call = oc_d;)
             const u32 nd = ServeDirect(w, mine, my_direct, direct_limit);
             RK_OC_ONLY(if (nd != 0) RK_OC_ADD(kOcServeDirect, clock64() - oc_d);)
             did |= nd;
@@ -426,6 +426,7 @@ __device__ void WorkerLoop(const SystemParams* sys, u32 worker, u8* smem) {
 #ifdef RK_ASK_STAMPS
   w.cut_ns = 0;
 #endif
+  RK_OC_ONLY(w.cut_cyc = w.cut_ret = w.cut_call = 0;)
   RK_HOP_ONLY(if (tid < 256) rk_hop_current[tid] = nullptr;)
   WorkerShared sh;
   sh.pending = reinterpret_cast<u32*>(smem + AlignUp(sys->scratch_bytes, 16));
