@@ -225,6 +225,14 @@ __device__ __forceinline__ void WorkerRoleLoop(const SystemParams* sys, u32 work
             // hand-over — its sender, say, told the host it had sent it.)
             if (src == first_src) direct_limit = SlotGet(&my_direct->tail);
             mine.hot &= ~kHotCut;
+            // The mailbox is the actor's only queue and was just found
+            // empty: on to the hand-over at once. The loop's end and the
+            // look below have nothing to do then; their branches cost the
+            // Ask some 240 cycles (bench/NOTES.md, session 32).
+            if (rx_bits == 0 && mine.look == 0 && drained) {
+              RK_HOP_CYCLE(w, kHcSources);
+              goto take_hand_overs;
+            }
           }
           if (src != 0) {
             const u32 k = src - 1;
@@ -248,6 +256,7 @@ __device__ __forceinline__ void WorkerRoleLoop(const SystemParams* sys, u32 work
         // this file).
         if (my_direct != nullptr) {
           if (drained) {
+          take_hand_overs:
             RK_OC_ONLY(const long long oc_d = clock64(); w.cut_call = oc_d;)
             const u32 nd = ServeDirect(w, mine, my_direct, direct_limit);
             RK_OC_ONLY(if (nd != 0) RK_OC_ADD(kOcServeDirect, clock64() - oc_d);)
