@@ -129,10 +129,7 @@ __device__ __forceinline__ long long BlockCyclesStep(unsigned long long* oc, u32
   return now;
 }
 __device__ __forceinline__ void BlockCyclesBetween(u32 actor, long long start) {
-  if (rk_oc_block_end != 0) {
-    atomicAdd(&rk_owner_cycles[(actor & 1023) * kOwnerCyclesPerActor + kOcBlockBetween],
-              static_cast<unsigned long long>(start - rk_oc_block_end));
-  }
+  if (rk_oc_block_end != 0) RK_OC_DIRECT(actor, kOcBlockBetween, start - rk_oc_block_end);
 }
 __device__ __forceinline__ void BlockCyclesRun(u32 actor, u32 rounds, const unsigned long long* oc) {
   unsigned long long* row = &rk_owner_cycles[(actor & 1023) * kOwnerCyclesPerActor];
