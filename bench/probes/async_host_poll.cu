@@ -48,6 +48,7 @@
 //   ./async_host_poll bulk       (the bulk copies, alone: a copy the
 //                                 accelerator refuses ends the process)
 //   ./async_host_poll scale      (many lanes polling by bulk copies at once)
+//   ./async_host_poll relay      (a poller warp relaying to an owner thread, RelayProbe)
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -122,6 +123,16 @@ __device__ __forceinline__ bool TestWait(u32 bar, u32 parity) {
   u32 done;
   asm volatile(
       "{ .reg .pred p; mbarrier.test_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+      : "=r"(done)
+      : "r"(bar), "r"(parity)
+      : "memory");
+  return done != 0;
+}
+
+__device__ __forceinline__ bool TryWait(u32 bar, u32 parity) {
+  u32 done;
+  asm volatile(
+      "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
       : "=r"(done)
       : "r"(bar), "r"(parity)
       : "memory");
@@ -341,12 +352,237 @@ __global__ void Probe(Params p) {
   }
 }
 
+
+// --relay: the same host requests, relayed as the runtime relays them: warp
+// 0 of block 0 (the poller) reads the host's record and thread 32 (the
+// owner, in warp 1) answers it while it ping-pongs with block 1 through
+// device memory, as an owner that polls its actor's mailbox does. Every
+// access to what the two threads share in shared memory is an atomic
+// operation, as in the runtime (racecheck's view). Three forms:
+//   r-warp   the runtime's relay, lean: the poller's lanes read the record
+//            with one 16-byte load each (one warp instruction), check it,
+//            copy it into a hand-over entry and publish the entry's tail;
+//            the owner sees the tail after a mailbox poll and reads the
+//            entry;
+//   r-bulk   the same, the poller reading by one bulk copy into shared
+//            memory (tested with mbarrier.test_wait) instead;
+//   r-offer  the port's relay: the poller's bulk copy lands in a window in
+//            shared memory and the poller publishes only which request it
+//            holds; the owner reads the record from the window itself and
+//            says it has read it, after which the poller copies again.
+enum RelayForm : int { kRelayNone = 0, kRelayWarp = 1, kRelayBulk = 2, kRelayOffer = 3 };
+const char* RelayName(int f) {
+  switch (f) {
+    case kRelayWarp: return "r-warp";
+    case kRelayBulk: return "r-bulk";
+    default: return "r-offer";
+  }
+}
+constexpr int kRelayWords = 16;  // a 128-byte record (an Ask's is 12 words)
+constexpr u32 kEntries = 4;
+struct RelayShared {
+  alignas(128) u64 window[kRelayWords];
+  alignas(8) u64 bar_word;
+  alignas(8) unsigned long long head_tail;  // low half: entries taken; high half: entries written
+  alignas(8) unsigned long long offer;      // r-offer: the request the window holds (0: none)
+  alignas(8) unsigned long long offer_read;  // r-offer: the last request the owner read
+  alignas(16) unsigned long long entry[kEntries][kRelayWords];
+  alignas(128) u64 reply_stage[16];
+};
+__device__ __forceinline__ u64 SharedGet(unsigned long long* p) { return atomicCAS(p, 0ull, 0ull); }
+
+template <int Form>
+__device__ void RelayPoller(const Params& p, RelayShared& s) {
+  const u32 lane = threadIdx.x;
+  const u32 bar = Smem(&s.bar_word);
+  u64 expect = 1;
+  u32 parity = 0;
+  u64 polls = 0;
+  long long progress = clock64();
+  for (;;) {
+    u64 w[kRelayWords];
+    bool stop = false;
+    int got = 0;
+    if (Form == kRelayWarp) {
+      // Lane l holds words 2l and 2l + 1; lane 0 gets them all by shuffles
+      // (the check), as the runtime's window is spread over the lanes.
+      u64 a = 0, b = 0;
+      if (lane < kRelayWords / 2) LoadRelaxedSysPair(p.record + 2 * lane, &a, &b);
+      ++polls;
+#pragma unroll
+      for (int i = 0; i < kRelayWords / 2; ++i) {
+        w[2 * i] = __shfl_sync(0xFFFFFFFFu, a, i);
+        w[2 * i + 1] = __shfl_sync(0xFFFFFFFFu, b, i);
+      }
+    } else {
+      if (lane == 0) {
+        IssueBulk<kRelayWords>(Smem(s.window), p.record, bar);
+        ++polls;
+        // try_wait suspends the thread until the phase completes or a time
+        // limit passes (a loop of test_wait with nothing else to do held
+        // each copy twice as long: 0.31 polls a microsecond against 0.64).
+        while (!TryWait(bar, parity)) {
+        }
+        parity ^= 1u;
+#pragma unroll
+        for (int i = 0; i < kRelayWords; ++i) w[i] = *reinterpret_cast<volatile u64*>(&s.window[i]);
+      }
+#pragma unroll
+      for (int i = 0; i < kRelayWords; ++i) w[i] = __shfl_sync(0xFFFFFFFFu, w[i], 0);
+    }
+    stop = w[0] == kStop;
+    if (!stop) got = CheckRecord<kRelayWords>(w, expect);
+    if (!stop && got == 0) {
+      if (clock64() - progress > p.watchdog_cycles) break;
+      continue;
+    }
+    progress = clock64();
+    if (Form == kRelayOffer) {
+      if (lane == 0) {
+        __threadfence_block();
+        atomicExch(&s.offer, stop ? kStop : expect);
+        // The window is the owner's until it says it has read it.
+        while (!stop && SharedGet(&s.offer_read) != expect) {
+          if (clock64() - progress > p.watchdog_cycles) break;
+        }
+      }
+      __syncwarp();
+    } else {
+      u64 ht = 0;
+      if (lane == 0) {
+        do {
+          ht = SharedGet(&s.head_tail);
+        } while (static_cast<u32>(ht >> 32) - static_cast<u32>(ht) >= kEntries);
+      }
+      ht = __shfl_sync(0xFFFFFFFFu, ht, 0);
+      const u32 tail = static_cast<u32>(ht >> 32);
+      unsigned long long* e = s.entry[tail % kEntries];
+      // Each lane stores its pair (the runtime's PutDirect).
+      if (lane < kRelayWords / 2) {
+        atomicExch(&e[2 * lane], stop ? kStop : w[2 * lane]);
+        atomicExch(&e[2 * lane + 1], w[2 * lane + 1]);
+      }
+      __threadfence_block();
+      __syncwarp();
+      if (lane == 0) atomicExch(reinterpret_cast<u32*>(&s.head_tail) + 1, tail + 1);
+      __syncwarp();
+    }
+    if (stop) break;
+    ++expect;
+  }
+  if (lane == 0) p.stats[0] = polls;
+}
+
+template <int Form>
+__device__ void RelayOwner(const Params& p, RelayShared& s) {
+  bool host_done = false;
+  bool mail_done = false;
+  u64 mseq = 0;
+  u64 taken = 0, torn = 0, mail_served = 0, reply_cycles = 0, stalled = 0;
+  u32 head = 0;  // r-warp, r-bulk: entries taken
+  u64 read = 0;
+  const long long start = clock64();
+  long long progress = start;
+  while (!(host_done && mail_done)) {
+    if (!mail_done) {
+      const u64 v = LoadRelaxedGpu(&p.dev->x);
+      if (v == kStop) {
+        mail_done = true;
+      } else if (v != mseq) {
+        mseq = v;
+        StoreRelaxedGpu(&p.dev->y, v);
+        ++mail_served;
+        progress = clock64();
+      }
+    }
+    if (!host_done) {
+      u64 w[kRelayWords];
+      bool have = false;
+      if (Form == kRelayOffer) {
+        const u64 o = SharedGet(&s.offer);
+        if (o != read && o != 0) {
+          if (o == kStop) {
+            host_done = true;
+          } else {
+            __threadfence_block();
+#pragma unroll
+            for (int i = 0; i < kRelayWords; ++i) w[i] = SharedGet(reinterpret_cast<unsigned long long*>(&s.window[i]));
+            read = o;
+            atomicExch(&s.offer_read, o);
+            have = true;
+          }
+        }
+      } else {
+        const u64 ht = SharedGet(&s.head_tail);
+        if (static_cast<u32>(ht >> 32) != head) {
+          __threadfence_block();
+          unsigned long long* e = s.entry[head % kEntries];
+#pragma unroll
+          for (int i = 0; i < kRelayWords; ++i) w[i] = SharedGet(&e[i]);
+          ++head;
+          atomicExch(reinterpret_cast<u32*>(&s.head_tail), head);
+          if (w[0] == kStop) {
+            host_done = true;
+          } else {
+            have = true;
+          }
+        }
+      }
+      if (have) {
+        const u64 seq = w[0] >> 32;  // the request's low 32 bits (RecordWord)
+        torn += CheckRecord<kRelayWords>(w, seq) == 1 ? 0 : 1;
+        const long long r0 = clock64();
+        Reply(p.reply_kind, p.reply, seq, s.reply_stage);
+        reply_cycles += static_cast<u64>(clock64() - r0);
+        ++taken;
+        progress = clock64();
+      }
+    }
+    if (clock64() - progress > p.watchdog_cycles) {
+      stalled = 1;
+      break;
+    }
+  }
+  asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+  p.stats[1] = static_cast<u64>(clock64() - start);
+  p.stats[2] = taken;
+  p.stats[3] = torn;
+  p.stats[4] = stalled;
+  p.stats[5] = mail_served;
+  p.stats[6] = reply_cycles;
+}
+
+template <int Form>
+__global__ void RelayProbe(Params p) {
+  __shared__ RelayShared s;
+  if (blockIdx.x == 1) {
+    if (threadIdx.x == 0) Pinger(p);
+    return;
+  }
+  if (threadIdx.x == 0) {
+    s.head_tail = 0;
+    s.offer = 0;
+    s.offer_read = 0;
+    s.reply_stage[14] = s.reply_stage[15] = 0;
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(Smem(&s.bar_word)) : "memory");
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+  }
+  __syncthreads();
+  if (threadIdx.x < 32) {
+    RelayPoller<Form>(p, s);
+  } else if (threadIdx.x == 32) {
+    RelayOwner<Form>(p, s);
+  }
+}
+
 struct Cfg {
   int mode;
   int words;
   bool mailbox;
   int gap_ns;  // the host's random pause before each request: 0 .. gap_ns
   int reply = kReplyWord;
+  int relay = kRelayNone;  // --relay: the form (RelayProbe)
 };
 
 struct Line {
@@ -520,6 +756,16 @@ void LaunchWords(const Cfg& c, const Params& p, size_t smem) {
 }
 
 void LaunchCfg(const Cfg& c, const Params& p, size_t smem) {
+  if (c.relay != kRelayNone) {
+    (void)smem;
+    switch (c.relay) {
+      case kRelayWarp: RelayProbe<kRelayWarp><<<2, 64>>>(p); break;
+      case kRelayBulk: RelayProbe<kRelayBulk><<<2, 64>>>(p); break;
+      default: RelayProbe<kRelayOffer><<<2, 64>>>(p); break;
+    }
+    CK(cudaGetLastError());
+    return;
+  }
   switch (c.mode) {
     case kNone: LaunchWords<kNone>(c, p, smem); break;
     case kFloor: LaunchWords<kFloor>(c, p, smem); break;
@@ -633,9 +879,26 @@ int main(int argc, char** argv) {
   u64* hop_d = nullptr;
   CK(cudaMalloc(reinterpret_cast<void**>(&hop_d), sizeof(u64) * static_cast<size_t>(hops)));
   std::vector<Cfg> cfgs;
+  const bool relay = argc > 1 && std::string(argv[1]) == "relay";
+  if (relay) {
+    // The relays against the one thread that reads by bulk copies and
+    // answers itself (session 31's owner), each serving the mailbox, and
+    // the floor's read; the runtime's reply (reservation and six stores).
+    for (int gap : {0, 4000}) {
+      cfgs.push_back(Cfg{kFloor, 8, false, gap, kReplyReserved});
+      cfgs.push_back(Cfg{kNone, 8, true, gap});
+      cfgs.push_back(Cfg{kBulk, 8, true, gap, kReplyReserved});
+      for (int f : {kRelayWarp, kRelayBulk, kRelayOffer}) {
+        Cfg c{kBulk, kRelayWords, true, gap, kReplyReserved};
+        c.relay = f;
+        cfgs.push_back(c);
+      }
+    }
+  }
   const std::vector<int> ways = bulk ? std::vector<int>{kBulk} : std::vector<int>{kFloor, kSync, kLdgsts};
   // The host alone: what each way of reading costs the round trip.
   for (int gap : {0, 4000}) {
+    if (relay) break;
     for (int m : ways) {
       for (int w : {8, 32}) {
         if (m == kFloor && w != 8) continue;
@@ -646,6 +909,7 @@ int main(int argc, char** argv) {
   // How the answer is written: the floor's read with each reply, and the
   // bulk read with RingKernel's and the bulk reply.
   for (int gap : {0, 4000}) {
+    if (relay) break;
     for (int k : {kReplyWord, kReplyStrong, kReplyWeak, kReplyBulk, kReplyReserved}) {
       if (!bulk) cfgs.push_back(Cfg{kFloor, 8, false, gap, k});
     }
@@ -656,6 +920,7 @@ int main(int argc, char** argv) {
   }
   // The owner serving a mailbox too: the hop alone first, then with each way.
   for (int gap : {0, 4000}) {
+    if (relay) break;
     if (!bulk) cfgs.push_back(Cfg{kNone, 8, true, gap});
     for (int m : ways) cfgs.push_back(Cfg{m, 8, true, gap});
   }
@@ -665,7 +930,7 @@ int main(int argc, char** argv) {
   for (const Cfg& c : cfgs) {
     CK(cudaMemset(hop_d, 0, sizeof(u64) * static_cast<size_t>(hops)));
     const Line l = Run(c, h, hd, dev, hop_d, d, rounds, hops);
-    printf("%-7s %-6d %-8s %-8s %-8d %9.3f %9.3f %9.1f %9.1f %10.3f %8llu %8llu %5llu %8.0f %s%s\n", ModeName(c.mode),
+    printf("%-7s %-6d %-8s %-8s %-8d %9.3f %9.3f %9.1f %9.1f %10.3f %8llu %8llu %5llu %8.0f %s%s\n", c.relay != kRelayNone ? RelayName(c.relay) : ModeName(c.mode),
            c.mode == kFloor ? 8 : c.words * 8, ReplyName(c.reply), c.mailbox ? "yes" : "no", c.gap_ns, l.rt_p50,
            l.rt_p99, l.hop_p50, l.hop_p99, l.polls_per_us, l.taken, l.mail, l.torn + l.reply_torn, l.reply_cycles,
            l.stalled ? "owner-stalled " : "",
