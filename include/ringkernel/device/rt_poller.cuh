@@ -621,6 +621,133 @@ __device__ __noinline__ void HostHolesTook(u32 units) {
   __syncwarp();
 }
 
+// The quiet poll's lone record, handed over in straight-line code: a small
+// thread-handler message at the head, whole in the first kQuietWords words
+// (lanes 0-15 hold words 2l and 2l + 1), to one of the first actors whose
+// owner can take it now. The same checks and the same hand-over as
+// TakeRecords' (a record in order, the actor's host messages not in its
+// mailbox, room in its ring), each read once, from the words where the
+// lanes hold them (bench/NOTES.md, session 33: the relay itself costs
+// some 0.5 µs over the floor's read; TakeRecords' general loop, window
+// checks and second look took more). Returns false, having done nothing,
+// whenever anything is otherwise (a record not whole, a skip, a corrupt
+// header, an actor that is not ready or not eligible, a full ring): the
+// caller then takes the window the general way, which decides as before.
+// Records after this one are left for the next poll (a wide one).
+__device__ __forceinline__ bool QuietHandOver(WorkerThread& w, HostRing& ring, const Window& win, DirectSlot* slots,
+                                              u64 now, u32 size) {
+  const SystemParams* sys = w.sys;
+  const u32 lane = LaneId();
+  const u32 words = (size + 3) / 4;
+  const u32 record_words = kLlHeaderWords + words;
+  if (record_words > kQuietWords || size > 4 * kDirectWords) return false;
+  // Whole: each word carries the flag of its unit.
+  {
+    const u32 i = 2 * lane;
+    const u32 f = LlFlag(ring.head + i / kLlUnitWords, ring.log2);
+    const bool ok = (i >= record_words || LlWordFlag(win.v[0][0]) == f) &&
+                    (i + 1 >= record_words || LlWordFlag(win.v[0][1]) == f);
+    if (!__all_sync(0xFFFFFFFFu, ok)) return false;
+  }
+#ifdef RK_ASK_STAMPS
+  const u64 header_in = GlobalTimerNs();
+#endif
+  // The header's words from the lanes that hold them (LlHeaderFromWords'
+  // layout: type, size, actor, peer, aux, writer, correlation, hlc).
+  LlHeader h;
+  h.type = __shfl_sync(0xFFFFFFFFu, LlData(win.v[0][0]), 0);
+  h.size = size;
+  h.actor = __shfl_sync(0xFFFFFFFFu, LlData(win.v[0][0]), 1);
+  h.peer = __shfl_sync(0xFFFFFFFFu, LlData(win.v[0][1]), 1);
+  h.aux = 0;  // read only for a skip, which is not taken here
+  h.writer = 0;
+  h.correlation = static_cast<u64>(__shfl_sync(0xFFFFFFFFu, LlData(win.v[0][0]), 3)) |
+                  static_cast<u64>(__shfl_sync(0xFFFFFFFFu, LlData(win.v[0][1]), 3)) << 32;
+  h.hlc = static_cast<u64>(__shfl_sync(0xFFFFFFFFu, LlData(win.v[0][0]), 4)) |
+          static_cast<u64>(__shfl_sync(0xFFFFFFFFu, LlData(win.v[0][1]), 4)) << 32;
+  if (h.type == kLlSkipType || h.type >= kControlTypeBase || h.peer >= kDirectSlots) return false;
+  const u32 runits = LlRecordExtent(h, ring.head, ring.log2, sys->max_payload);
+  if (runits == 0) return false;
+#ifdef RK_ASK_STAMPS
+  const u64 record_in = GlobalTimerNs();
+  u64 checked = 0;
+#endif
+  DirectSlot* slot = &slots[h.peer];
+  u32 take = 0;  // lane 0: 1 + the entry's index when the hand-over may go ahead
+  if (lane == 0) {
+    // TakeRecords' reads of the slot, in its order (`actor` first, then a
+    // block fence, then the rest).
+    const u64 pa = SlotGetPair(&slot->pending);
+    __threadfence_block();
+    const u64 ht = SlotGetPair(&slot->head);
+    const u64 tf = SlotGetPair(&slot->actor_type);
+    const u64 thread_types = SlotGet64(&slot->thread_types);
+    const u32 head = static_cast<u32>(ht);
+    const u32 tail = static_cast<u32>(ht >> 32);
+    const bool eligible = static_cast<u32>(pa >> 32) == h.actor + 1 && static_cast<u32>(tf >> 32) == 0 &&
+                          static_cast<u32>(pa) == 0 &&
+                          (h.type < 64 ? (thread_types >> h.type) & 1
+                                       : HandlerKindOf(static_cast<u32>(tf), h.type) == 1);
+    take = eligible && tail - head < kDirectDepth ? 1 + tail : 0;
+#ifdef RK_ASK_STAMPS
+    checked = GlobalTimerNs();
+#endif
+  }
+  take = __shfl_sync(0xFFFFFFFFu, take, 0);
+  if (take == 0) return false;
+  const u32 dtail = take - 1;
+  DirectEntry* e = &slot->e[dtail % kDirectDepth];
+  {
+    // Payload word p is record word kLlHeaderWords + p: lane l's pair is
+    // payload words 2l - 10 and 2l - 9 (a lone last word alone).
+    const u32 i = 2 * lane;
+    if (i >= kLlHeaderWords && i + 1 < record_words) {
+      SlotSet64(reinterpret_cast<unsigned long long*>(&e->payload[i - kLlHeaderWords]),
+                static_cast<u64>(LlData(win.v[0][0])) | static_cast<u64>(LlData(win.v[0][1])) << 32);
+    } else if (i >= kLlHeaderWords && i < record_words) {
+      SlotSet(&e->payload[i - kLlHeaderWords], LlData(win.v[0][0]));
+    }
+  }
+  if (lane == 0) {
+    SlotSet64(reinterpret_cast<unsigned long long*>(&e->size), static_cast<u64>(h.size) | static_cast<u64>(h.type) << 32);
+    SlotSet64(&e->correlation, h.correlation);
+    SlotSet64(&e->hlc, h.hlc);
+  }
+#ifdef RK_ASK_STAMPS
+  const u64 put = GlobalTimerNs();
+#endif
+#ifdef RK_ORDER_TRACE
+  const u32 trace_word = WindowWord(win, kLlHeaderWords);
+#endif
+  // Every lane's stores before lane 0 publishes the entry.
+  __threadfence_block();
+  __syncwarp();
+  if (lane == 0) {
+    SlotSet(&slot->tail, dtail + 1);
+    RK_ORDER_EVENT(kOrderPutDirect, w.worker, 0, h.actor, dtail, trace_word);
+    // Counted for the drain (Quiescent): handed over, not yet taken.
+    atomicAdd(reinterpret_cast<unsigned long long*>(&sys->worker_stats[w.worker].handed), 1ull);
+    atomicAdd(&sys->shared->ingress_messages.value, 1ull);
+    RK_ASK_STAMP(h.correlation, kStampPollBegan, now);
+    RK_ASK_STAMP(h.correlation, kStampHandedOver, GlobalTimerNs());
+    RK_ASK_STAMP(h.correlation, kStampHeaderIn, header_in);
+    RK_ASK_STAMP(h.correlation, kStampRecordIn, record_in);
+    RK_ASK_STAMP(h.correlation, kStampChecked, checked);
+    RK_ASK_STAMP(h.correlation, kStampPut, put);
+    LlStampUnusedUnits(const_cast<u64*>(LlSlot(ring.slots, kLlUnitWords, ring.log2, ring.head)), runits,
+                       record_words, LlFlag(ring.head, ring.log2));
+  }
+  __syncwarp();
+  ring.took_last = 1;
+  ring.head += runits;
+  ring.last_record_ns = now;
+  if (ring.head - ring.released >= kHostReleaseUnits) {
+    if (lane == 0) LlRelease(ring.hdr, ring.head);
+    ring.released = ring.head;
+  }
+  return true;
+}
+
 // Polls the worker's host ring and delivers what is there, in order. Called
 // by the whole of warp 0. The ring holds variable-length records in units
 // (ll_ring.h); the window is read from the unit at the head. Returns the
@@ -668,6 +795,7 @@ __device__ u32 ServeHostRing(WorkerThread& w, HostRing& ring, DirectSlot* slots,
       if (size_there) ring.head += NoteHostStall(sys, ring.head, size, now, ring.log2, sys->max_payload);
       return 0;
     }
+    if (size_there && QuietHandOver(w, ring, win, slots, now, size)) return 1;
     // A record too large for that (or whose size is not written yet: the
     // loop below then finds it incomplete and the next poll reads again).
     if (size_there && kLlHeaderWords + (size + 3) / 4 > kQuietWords) LoadWindow(ring, &win);
