@@ -41,6 +41,11 @@
 // thread's 16-byte loads of mapped memory take a round trip each; 32 bulk
 // copies in flight on one SM add about 1 us to the round trip, and some
 // 4,000 over the GPU saturate the bus.
+// Session 33 (`relay`): the runtime's relay written lean (r-warp) answers
+// within 1.17-1.23 x the floor's read back to back; a bulk copy waited for by
+// one lane while its warp's other lanes wait for it at a shuffle takes about
+// twice as long to be seen (r-bulk, r-offer), alone in its warp or waited for
+// by the whole warp it is the fastest form (r-bulk1, r-bulkw).
 //
 // Build and run on a GPU machine:
 //   nvcc -O2 -arch=sm_90 -I include -o async_host_poll bench/probes/async_host_poll.cu
@@ -366,15 +371,33 @@ __global__ void Probe(Params p) {
 //            entry;
 //   r-bulk   the same, the poller reading by one bulk copy into shared
 //            memory (tested with mbarrier.test_wait) instead;
+//   r-bulk1  r-bulk with the poller's lane 0 alone (the warp's other lanes
+//            gone: no shuffles, no warp meetings);
+//   r-bulkw  r-bulk with every lane of the poller's warp waiting on the
+//            mbarrier (converged), lane 0 only issuing the copy;
+//   r-parked r-warp with the owner's warp's other 31 lanes waiting for it at
+//            a vote (__any_sync) until it is done, as an owner loop's
+//            lanes wait at theirs while one of them spins on its mailbox;
 //   r-offer  the port's relay: the poller's bulk copy lands in a window in
 //            shared memory and the poller publishes only which request it
 //            holds; the owner reads the record from the window itself and
 //            says it has read it, after which the poller copies again.
-enum RelayForm : int { kRelayNone = 0, kRelayWarp = 1, kRelayBulk = 2, kRelayOffer = 3 };
+enum RelayForm : int {
+  kRelayNone = 0,
+  kRelayWarp = 1,
+  kRelayBulk = 2,
+  kRelayOffer = 3,
+  kRelayBulkLone = 4,
+  kRelayWarpParked = 5,
+  kRelayBulkWarp = 6
+};
 const char* RelayName(int f) {
   switch (f) {
     case kRelayWarp: return "r-warp";
     case kRelayBulk: return "r-bulk";
+    case kRelayBulkLone: return "r-bulk1";
+    case kRelayWarpParked: return "r-parked";
+    case kRelayBulkWarp: return "r-bulkw";
     default: return "r-offer";
   }
 }
@@ -394,6 +417,10 @@ __device__ __forceinline__ u64 SharedGet(unsigned long long* p) { return atomicC
 template <int Form>
 __device__ void RelayPoller(const Params& p, RelayShared& s) {
   const u32 lane = threadIdx.x;
+  constexpr bool kLone = Form == kRelayBulkLone;
+  constexpr bool kWarpRead = Form == kRelayWarp || Form == kRelayWarpParked;
+  if (kLone && lane != 0) return;
+  const u32 mask = kLone ? 1u : 0xFFFFFFFFu;
   const u32 bar = Smem(&s.bar_word);
   u64 expect = 1;
   u32 parity = 0;
@@ -403,7 +430,7 @@ __device__ void RelayPoller(const Params& p, RelayShared& s) {
     u64 w[kRelayWords];
     bool stop = false;
     int got = 0;
-    if (Form == kRelayWarp) {
+    if (kWarpRead) {
       // Lane l holds words 2l and 2l + 1; lane 0 gets them all by shuffles
       // (the check), as the runtime's window is spread over the lanes.
       u64 a = 0, b = 0;
@@ -414,6 +441,15 @@ __device__ void RelayPoller(const Params& p, RelayShared& s) {
         w[2 * i] = __shfl_sync(0xFFFFFFFFu, a, i);
         w[2 * i + 1] = __shfl_sync(0xFFFFFFFFu, b, i);
       }
+    } else if (Form == kRelayBulkWarp) {
+      if (lane == 0) IssueBulk<kRelayWords>(Smem(s.window), p.record, bar);
+      ++polls;
+      __syncwarp();
+      while (!TryWait(bar, parity)) {
+      }
+      parity ^= 1u;
+#pragma unroll
+      for (int i = 0; i < kRelayWords; ++i) w[i] = *reinterpret_cast<volatile u64*>(&s.window[i]);
     } else {
       if (lane == 0) {
         IssueBulk<kRelayWords>(Smem(s.window), p.record, bar);
@@ -427,8 +463,10 @@ __device__ void RelayPoller(const Params& p, RelayShared& s) {
 #pragma unroll
         for (int i = 0; i < kRelayWords; ++i) w[i] = *reinterpret_cast<volatile u64*>(&s.window[i]);
       }
+      if (!kLone) {
 #pragma unroll
-      for (int i = 0; i < kRelayWords; ++i) w[i] = __shfl_sync(0xFFFFFFFFu, w[i], 0);
+        for (int i = 0; i < kRelayWords; ++i) w[i] = __shfl_sync(0xFFFFFFFFu, w[i], 0);
+      }
     }
     stop = w[0] == kStop;
     if (!stop) got = CheckRecord<kRelayWords>(w, expect);
@@ -454,18 +492,21 @@ __device__ void RelayPoller(const Params& p, RelayShared& s) {
           ht = SharedGet(&s.head_tail);
         } while (static_cast<u32>(ht >> 32) - static_cast<u32>(ht) >= kEntries);
       }
-      ht = __shfl_sync(0xFFFFFFFFu, ht, 0);
+      ht = __shfl_sync(mask, ht, 0);
       const u32 tail = static_cast<u32>(ht >> 32);
       unsigned long long* e = s.entry[tail % kEntries];
-      // Each lane stores its pair (the runtime's PutDirect).
-      if (lane < kRelayWords / 2) {
+      // Each lane stores its pair (the runtime's PutDirect); a lone lane all.
+      if (kLone) {
+#pragma unroll
+        for (int i = 0; i < kRelayWords; ++i) atomicExch(&e[i], i == 0 && stop ? kStop : w[i]);
+      } else if (lane < kRelayWords / 2) {
         atomicExch(&e[2 * lane], stop ? kStop : w[2 * lane]);
         atomicExch(&e[2 * lane + 1], w[2 * lane + 1]);
       }
       __threadfence_block();
-      __syncwarp();
+      __syncwarp(mask);
       if (lane == 0) atomicExch(reinterpret_cast<u32*>(&s.head_tail) + 1, tail + 1);
-      __syncwarp();
+      __syncwarp(mask);
     }
     if (stop) break;
     ++expect;
@@ -573,6 +614,10 @@ __global__ void RelayProbe(Params p) {
     RelayPoller<Form>(p, s);
   } else if (threadIdx.x == 32) {
     RelayOwner<Form>(p, s);
+  }
+  if (Form == kRelayWarpParked && threadIdx.x >= 32 && threadIdx.x < 64) {
+    // The owner's warp meets once it is done; its other lanes wait here.
+    (void)__any_sync(0xFFFFFFFFu, threadIdx.x == 32);
   }
 }
 
@@ -761,6 +806,9 @@ void LaunchCfg(const Cfg& c, const Params& p, size_t smem) {
     switch (c.relay) {
       case kRelayWarp: RelayProbe<kRelayWarp><<<2, 64>>>(p); break;
       case kRelayBulk: RelayProbe<kRelayBulk><<<2, 64>>>(p); break;
+      case kRelayBulkLone: RelayProbe<kRelayBulkLone><<<2, 64>>>(p); break;
+      case kRelayWarpParked: RelayProbe<kRelayWarpParked><<<2, 64>>>(p); break;
+      case kRelayBulkWarp: RelayProbe<kRelayBulkWarp><<<2, 64>>>(p); break;
       default: RelayProbe<kRelayOffer><<<2, 64>>>(p); break;
     }
     CK(cudaGetLastError());
@@ -888,7 +936,7 @@ int main(int argc, char** argv) {
       cfgs.push_back(Cfg{kFloor, 8, false, gap, kReplyReserved});
       cfgs.push_back(Cfg{kNone, 8, true, gap});
       cfgs.push_back(Cfg{kBulk, 8, true, gap, kReplyReserved});
-      for (int f : {kRelayWarp, kRelayBulk, kRelayOffer}) {
+      for (int f : {kRelayWarp, kRelayWarpParked, kRelayBulk, kRelayBulkWarp, kRelayBulkLone, kRelayOffer}) {
         Cfg c{kBulk, kRelayWords, true, gap, kReplyReserved};
         c.relay = f;
         cfgs.push_back(c);
