@@ -301,7 +301,10 @@ __device__ __forceinline__ void OrderEventRecord(u32 kind, u32 worker, u32 aux, 
 }
 #define RK_ORDER_EVENT(kind, worker, aux, actor, pos, word) \
   ::rk::detail::OrderEventRecord((kind), (worker), (aux), (actor), static_cast<u32>(pos), (word))
+// An event's word passed on to a function that records it (0 where nothing is recorded).
+#define RK_ORDER_WORD(word) (word)
 #else
+#define RK_ORDER_WORD(word) 0u
 #define RK_ORDER_EVENT(kind, worker, aux, actor, pos, word) \
   do {                                                      \
   } while (0)

@@ -200,6 +200,13 @@ __device__ u32 ForwardHostRecord(const Window& win, u32 base, const u64* rslot, 
 // next poll.
 constexpr u64 kDirectWaitNs = 20000;
 
+// Lane 0: a hand-over entry's fields besides the payload.
+__device__ __forceinline__ void PutDirectHeader(const LlHeader& h, DirectEntry* e) {
+  SlotSet64(reinterpret_cast<unsigned long long*>(&e->size), static_cast<u64>(h.size) | static_cast<u64>(h.type) << 32);
+  SlotSet64(&e->correlation, h.correlation);
+  SlotSet64(&e->hlc, h.hlc);
+}
+
 // Copies the record at window word `base` into entry `e` of a hand-over
 // ring: each lane stores the payload words its window holds (the caller
 // checked that the window holds the whole record).
@@ -221,11 +228,33 @@ __device__ __forceinline__ void PutDirect(const Window& win, u32 base, const LlH
       SlotSet(&e->payload[i - from], LlData(win.v[k][0]));
     }
   }
-  if (lane == 0) {
-    SlotSet64(reinterpret_cast<unsigned long long*>(&e->size), static_cast<u64>(h.size) | static_cast<u64>(h.type) << 32);
-    SlotSet64(&e->correlation, h.correlation);
-    SlotSet64(&e->hlc, h.hlc);
-  }
+  if (lane == 0) PutDirectHeader(h, e);
+}
+
+// The times an `Ask`'s record passed the poller's steps, stamped with the
+// hand-over (RK_ASK_STAMPS builds set them; others leave them out).
+struct PollerTimes {
+#ifdef RK_ASK_STAMPS
+  u64 poll, header_in, record_in, checked, put;
+#endif
+};
+
+// Lane 0, after every lane's stores of entry `dtail` and the warp's
+// __threadfence_block and __syncwarp: publishes the entry, and counts it for
+// the drain (Quiescent: handed over, not yet taken).
+__device__ __forceinline__ void PublishDirect(const WorkerThread& w, DirectSlot* slot, u32 dtail, const LlHeader& h,
+                                              u32 trace_word, const PollerTimes& t) {
+  SlotSet(&slot->tail, dtail + 1);
+  RK_ORDER_EVENT(kOrderPutDirect, w.worker, 0, h.actor, dtail, trace_word);
+  atomicAdd(reinterpret_cast<unsigned long long*>(&w.sys->worker_stats[w.worker].handed), 1ull);
+  RK_ASK_STAMP(h.correlation, kStampPollBegan, t.poll);
+  RK_ASK_STAMP(h.correlation, kStampHandedOver, GlobalTimerNs());
+  RK_ASK_STAMP(h.correlation, kStampHeaderIn, t.header_in);
+  RK_ASK_STAMP(h.correlation, kStampRecordIn, t.record_in);
+  RK_ASK_STAMP(h.correlation, kStampChecked, t.checked);
+  RK_ASK_STAMP(h.correlation, kStampPut, t.put);
+  (void)trace_word;
+  (void)t;
 }
 
 // Takes the records of `win` (loaded at ring.head) in order and delivers
@@ -383,16 +412,11 @@ __device__ __forceinline__ u32 TakeRecords(WorkerThread& w, HostRing& ring, cons
       __threadfence_block();
       __syncwarp();
       if (lane == 0) {
-        SlotSet(&slot->tail, dtail + 1);
-        RK_ORDER_EVENT(kOrderPutDirect, w.worker, 0, h.actor, dtail, trace_word);
-        // Counted for the drain (Quiescent): handed over, not yet taken.
-        atomicAdd(reinterpret_cast<unsigned long long*>(&sys->worker_stats[w.worker].handed), 1ull);
-        RK_ASK_STAMP(h.correlation, kStampPollBegan, now);
-        RK_ASK_STAMP(h.correlation, kStampHandedOver, GlobalTimerNs());
-        RK_ASK_STAMP(h.correlation, kStampHeaderIn, header_in);
-        RK_ASK_STAMP(h.correlation, kStampRecordIn, record_in);
-        RK_ASK_STAMP(h.correlation, kStampChecked, checked);
-        RK_ASK_STAMP(h.correlation, kStampPut, put);
+        PollerTimes t;
+#ifdef RK_ASK_STAMPS
+        t = PollerTimes{now, header_in, record_in, checked, put};
+#endif
+        PublishDirect(w, slot, dtail, h, RK_ORDER_WORD(trace_word), t);
       }
       __syncwarp();
     } else {
@@ -708,11 +732,7 @@ __device__ __forceinline__ bool QuietHandOver(WorkerThread& w, HostRing& ring, c
       SlotSet(&e->payload[i - kLlHeaderWords], LlData(win.v[0][0]));
     }
   }
-  if (lane == 0) {
-    SlotSet64(reinterpret_cast<unsigned long long*>(&e->size), static_cast<u64>(h.size) | static_cast<u64>(h.type) << 32);
-    SlotSet64(&e->correlation, h.correlation);
-    SlotSet64(&e->hlc, h.hlc);
-  }
+  if (lane == 0) PutDirectHeader(h, e);
 #ifdef RK_ASK_STAMPS
   const u64 put = GlobalTimerNs();
 #endif
@@ -723,17 +743,12 @@ __device__ __forceinline__ bool QuietHandOver(WorkerThread& w, HostRing& ring, c
   __threadfence_block();
   __syncwarp();
   if (lane == 0) {
-    SlotSet(&slot->tail, dtail + 1);
-    RK_ORDER_EVENT(kOrderPutDirect, w.worker, 0, h.actor, dtail, trace_word);
-    // Counted for the drain (Quiescent): handed over, not yet taken.
-    atomicAdd(reinterpret_cast<unsigned long long*>(&sys->worker_stats[w.worker].handed), 1ull);
+    PollerTimes t;
+#ifdef RK_ASK_STAMPS
+    t = PollerTimes{now, header_in, record_in, checked, put};
+#endif
+    PublishDirect(w, slot, dtail, h, RK_ORDER_WORD(trace_word), t);
     atomicAdd(&sys->shared->ingress_messages.value, 1ull);
-    RK_ASK_STAMP(h.correlation, kStampPollBegan, now);
-    RK_ASK_STAMP(h.correlation, kStampHandedOver, GlobalTimerNs());
-    RK_ASK_STAMP(h.correlation, kStampHeaderIn, header_in);
-    RK_ASK_STAMP(h.correlation, kStampRecordIn, record_in);
-    RK_ASK_STAMP(h.correlation, kStampChecked, checked);
-    RK_ASK_STAMP(h.correlation, kStampPut, put);
     LlStampUnusedUnits(const_cast<u64*>(LlSlot(ring.slots, kLlUnitWords, ring.log2, ring.head)), runits,
                        record_words, LlFlag(ring.head, ring.log2));
   }
