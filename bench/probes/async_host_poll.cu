@@ -357,20 +357,20 @@ __global__ void Probe(Params p) {
   }
 }
 
-
 // --relay: the same host requests, relayed as the runtime relays them: warp
 // 0 of block 0 (the poller) reads the host's record and thread 32 (the
 // owner, in warp 1) answers it while it ping-pongs with block 1 through
 // device memory, as an owner that polls its actor's mailbox does. Every
 // access to what the two threads share in shared memory is an atomic
-// operation, as in the runtime (racecheck's view). Three forms:
+// operation, as in the runtime (racecheck's view). Six forms:
 //   r-warp   the runtime's relay, lean: the poller's lanes read the record
 //            with one 16-byte load each (one warp instruction), check it,
 //            copy it into a hand-over entry and publish the entry's tail;
 //            the owner sees the tail after a mailbox poll and reads the
 //            entry;
 //   r-bulk   the same, the poller reading by one bulk copy into shared
-//            memory (tested with mbarrier.test_wait) instead;
+//            memory instead, lane 0 waiting for it (mbarrier.try_wait)
+//            while the other lanes wait for lane 0 at a shuffle;
 //   r-bulk1  r-bulk with the poller's lane 0 alone (the warp's other lanes
 //            gone: no shuffles, no warp meetings);
 //   r-bulkw  r-bulk with every lane of the poller's warp waiting on the
