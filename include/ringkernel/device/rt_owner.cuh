@@ -46,11 +46,9 @@ constexpr u32 kQuietPolls = 4;
 // many; sets *block when the message at the head needs the whole block (it
 // is left there), and *retried when its handler asked for it again later
 // (ctx.retry_later: it stays at the head). `resident`: `o` stays in registers until the next call
-// (else its head is released before it is dropped). When the spin ends for
-// a hand-over (kHotCut), *cut_seen is the read of `direct`'s head (low half)
-// and tail (high half) that saw it, right after the mailbox's last poll.
+// (else its head is released before it is dropped).
 __device__ u32 ServeMailbox(WorkerThread& w, OwnedActor& o, DirectSlot* direct, bool resident, bool* block,
-                            bool* retried, u64* cut_seen) {
+                            bool* retried) {
   const SystemParams* sys = w.sys;
   const u64 capacity = u64{1} << o.log2;
   u32 n = 0;
@@ -91,13 +89,10 @@ __device__ u32 ServeMailbox(WorkerThread& w, OwnedActor& o, DirectSlot* direct, 
       // message is handed over to it: that is taken once this returns.
       if (resident && IsHot(o)) {
         const u32 spin_max = (o.hot & kHotLong) != 0 ? kLongSpinPolls : kHotSpinPolls;
-        // Head and tail in one read (one shared atomic, not two waits).
-        const u64 ht = direct != nullptr ? SlotGetPair(&direct->head) : 0;
-        if (static_cast<u32>(ht) != static_cast<u32>(ht >> 32)) {
+        if (direct != nullptr && SlotGet(&direct->tail) != SlotGet(&direct->head)) {
           // A hand-over soon after a spin ran out: a conversation too.
           if ((o.hot & kHotRanOut) != 0) o.hot = (o.hot & ~kHotRanOut) | kHotLong;
           cut = true;
-          *cut_seen = ht;
 #ifdef RK_ASK_STAMPS
           w.cut_ns = GlobalTimerNs();
 #endif
@@ -378,12 +373,12 @@ __device__ __forceinline__ void SwapOutChannel(OwnedActor& o, ChannelRx* rx, u32
 }
 
 
-// Takes the messages the poller handed over in `d` from `head` (the slot's
-// head: only this thread moves it, so a read of it from any time since its
-// last take will do) to `tail` (a tail of the slot the owner read), if any,
-// and handles them in order. Only after the messages queued before them
-// (see the top of rt_worker.cuh and the owner loop). Returns how many.
-__device__ u32 ServeDirect(WorkerThread& w, OwnedActor& o, DirectSlot* d, u32 head, u32 tail) {
+// Takes the messages the poller handed over in `d` before `tail` (a tail of
+// the slot the owner read), if any, and handles them in order. Only after
+// the messages queued before them (see the top of rt_worker.cuh and the owner
+// loop). Returns how many.
+__device__ u32 ServeDirect(WorkerThread& w, OwnedActor& o, DirectSlot* d, u32 tail) {
+  u32 head = SlotGet(&d->head);
   if (tail == head) return 0;
 #ifdef RK_ASK_STAMPS
   const u64 seen = GlobalTimerNs();

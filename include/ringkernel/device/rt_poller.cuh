@@ -231,38 +231,6 @@ __device__ __forceinline__ void PutDirect(const Window& win, u32 base, const LlH
   if (lane == 0) PutDirectHeader(h, e);
 }
 
-// An actor's hand-over slot as the poller reads it (lane 0): 64-bit reads of
-// neighbouring fields, `actor` first: its owner wrote the type, the failed
-// flag and the handler mask before it, with a block fence between.
-struct DirectSlotRead {
-  u32 head, tail, pending, actor, type, failed;
-  u64 thread_types;
-};
-__device__ __forceinline__ DirectSlotRead ReadDirectSlot(DirectSlot* slot) {
-  DirectSlotRead r;
-  const u64 pa = SlotGetPair(&slot->pending);
-  __threadfence_block();
-  const u64 ht = SlotGetPair(&slot->head);
-  const u64 tf = SlotGetPair(&slot->actor_type);
-  r.thread_types = SlotGet64(&slot->thread_types);
-  r.head = static_cast<u32>(ht);
-  r.tail = static_cast<u32>(ht >> 32);
-  r.pending = static_cast<u32>(pa);
-  r.actor = static_cast<u32>(pa >> 32);
-  r.type = static_cast<u32>(tf);
-  r.failed = static_cast<u32>(tf >> 32);
-  return r;
-}
-
-// Whether record `h` may be handed over to the actor of a slot so read: its
-// owner has loaded the record's actor, which has not failed, none of its
-// host messages waits in its mailbox, the caller's test of the record
-// (`fits`: its size) holds, and the actor has a thread handler for the type.
-__device__ __forceinline__ bool DirectEligible(const DirectSlotRead& r, const LlHeader& h, bool fits) {
-  return r.actor == h.actor + 1 && r.failed == 0 && r.pending == 0 && fits &&
-         (h.type < 64 ? (r.thread_types >> h.type) & 1 : HandlerKindOf(r.type, h.type) == 1);
-}
-
 // The times an `Ask`'s record passed the poller's steps, stamped with the
 // hand-over (RK_ASK_STAMPS builds set them; others leave them out).
 struct PollerTimes {
@@ -388,13 +356,25 @@ __device__ __forceinline__ u32 TakeRecords(WorkerThread& w, HostRing& ring, cons
     bool direct = false;
     u32 dtail = 0;
     if (slot != nullptr) {
-      u32 eligible = 0, ok = 0;
+      u32 head = 0, pending = 0, actor = 0, type = 0, failed = 0, eligible = 0, ok = 0;
       if (lane == 0) {
-        const DirectSlotRead r = ReadDirectSlot(slot);
-        u32 head = r.head;
-        const u32 actor = r.actor;
-        dtail = r.tail;
-        eligible = DirectEligible(r, h, h.size <= 4 * kDirectWords && record_words <= in_window);
+        // 64-bit reads of the fields (pairs of neighbours).
+        // `actor` first: its owner wrote the type, the failed flag and the
+        // handler mask before it, with a block fence between.
+        const u64 pa = SlotGetPair(&slot->pending);
+        __threadfence_block();
+        const u64 ht = SlotGetPair(&slot->head);
+        const u64 tf = SlotGetPair(&slot->actor_type);
+        const u64 thread_types = SlotGet64(&slot->thread_types);
+        head = static_cast<u32>(ht);
+        dtail = static_cast<u32>(ht >> 32);
+        pending = static_cast<u32>(pa);
+        actor = static_cast<u32>(pa >> 32);
+        type = static_cast<u32>(tf);
+        failed = static_cast<u32>(tf >> 32);
+        eligible = actor == h.actor + 1 && failed == 0 && pending == 0 && h.size <= 4 * kDirectWords &&
+                   record_words <= in_window &&
+                   (h.type < 64 ? (thread_types >> h.type) & 1 : HandlerKindOf(type, h.type) == 1);
         // Direct: room for one more. Forwarded: the ring empty.
         const u32 room = eligible ? kDirectDepth : 1;
         ok = actor != 0 && dtail - head < room;
@@ -404,8 +384,8 @@ __device__ __forceinline__ u32 TakeRecords(WorkerThread& w, HostRing& ring, cons
             head = SlotGet(&slot->head);
             ok = dtail - head < room;
           }
-          const u32 failed = SlotGet(&slot->failed);
-          const u32 pending = SlotGet(&slot->pending);
+          failed = SlotGet(&slot->failed);
+          pending = SlotGet(&slot->pending);
           eligible = eligible && failed == 0 && pending == 0;
           // An actor that failed meanwhile is forwarded to, which takes the
           // ring empty, not merely with room.
@@ -719,9 +699,20 @@ __device__ __forceinline__ bool QuietHandOver(WorkerThread& w, HostRing& ring, c
   DirectSlot* slot = &slots[h.peer];
   u32 take = 0;  // lane 0: 1 + the entry's index when the hand-over may go ahead
   if (lane == 0) {
-    // TakeRecords' reads and test (the size was checked above).
-    const DirectSlotRead r = ReadDirectSlot(slot);
-    take = DirectEligible(r, h, true) && r.tail - r.head < kDirectDepth ? 1 + r.tail : 0;
+    // TakeRecords' reads of the slot, in its order (`actor` first, then a
+    // block fence, then the rest).
+    const u64 pa = SlotGetPair(&slot->pending);
+    __threadfence_block();
+    const u64 ht = SlotGetPair(&slot->head);
+    const u64 tf = SlotGetPair(&slot->actor_type);
+    const u64 thread_types = SlotGet64(&slot->thread_types);
+    const u32 head = static_cast<u32>(ht);
+    const u32 tail = static_cast<u32>(ht >> 32);
+    const bool eligible = static_cast<u32>(pa >> 32) == h.actor + 1 && static_cast<u32>(tf >> 32) == 0 &&
+                          static_cast<u32>(pa) == 0 &&
+                          (h.type < 64 ? (thread_types >> h.type) & 1
+                                       : HandlerKindOf(static_cast<u32>(tf), h.type) == 1);
+    take = eligible && tail - head < kDirectDepth ? 1 + tail : 0;
 #ifdef RK_ASK_STAMPS
     checked = GlobalTimerNs();
 #endif

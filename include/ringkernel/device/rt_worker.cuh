@@ -166,16 +166,14 @@ __device__ __forceinline__ void WorkerRoleLoop(const SystemParams* sys, u32 work
       // Serves the mailbox of the actor at list position `a`; queues it for
       // the block when its next message needs a block handler. True when it
       // found the mailbox empty (a hand-over may be taken after it).
-      // `cut_seen`: what the call's spin saw of `direct` if it ended for a
-      // hand-over (ServeMailbox).
-      auto serve = [&](OwnedActor& o, u32 a, DirectSlot* direct, bool resident, u64* cut_seen) {
+      auto serve = [&](OwnedActor& o, u32 a, DirectSlot* direct, bool resident) {
         bool block = false;
         bool retried = false;
         // (The loop's time between two calls counts only after a call that
         // took messages: a stream's, not an idle actor's sleeps.)
         RK_OC_ONLY(if (resident && oc_returned != 0) RK_OC_ADD(kOcBetween, clock64() - oc_returned);)
         RK_OC_ONLY(if (resident && oc_returned != 0) RK_OC_ADD(kOcStreamLoops, 1);)
-        const u32 n = ServeMailbox(w, o, direct, resident, &block, &retried, cut_seen);
+        const u32 n = ServeMailbox(w, o, direct, resident, &block, &retried);
         RK_OC_ONLY(if (resident) oc_returned = n != 0 ? clock64() : 0;)
         if (n != 0) {
           did = 1;
@@ -210,15 +208,13 @@ __device__ __forceinline__ void WorkerRoleLoop(const SystemParams* sys, u32 work
         // The hand-overs that came before any source is polled in this
         // iteration: the ones a drained iteration may take (below).
         u32 direct_limit = my_direct != nullptr ? SlotGet(&my_direct->tail) : 0u;
-        u32 direct_head = 0;  // the slot's head, when the take is on the way to the hand-overs
         do {
           const u32 src = __ffs(sources) - 1;
           sources &= sources - 1;
           SourceSaved saved{};
           if (src != 0) saved = SwapInChannel(mine, my_rx, src - 1);
           // A block handler's queue entry names the source (RunBlockMessage).
-          u64 cut_seen = 0;
-          drained = serve(mine, first | src << 24, my_direct, true, &cut_seen) && drained;
+          drained = serve(mine, first | src << 24, my_direct, true) && drained;
           if ((mine.hot & kHotCut) != 0) {
             // This source's spin ended for a hand-over: its last poll came
             // just before the hand-over was seen, and the sources after it
@@ -227,9 +223,7 @@ __device__ __forceinline__ void WorkerRoleLoop(const SystemParams* sys, u32 work
             // leaves the sources before it found empty that long ago: a
             // message that landed in one since may have come before the
             // hand-over — its sender, say, told the host it had sent it.)
-            // (The tail the spin read right after that poll, with the head:
-            // no second read of either on the hand-over's way.)
-            if (src == first_src) direct_limit = static_cast<u32>(cut_seen >> 32);
+            if (src == first_src) direct_limit = SlotGet(&my_direct->tail);
             mine.hot &= ~kHotCut;
             // The mailbox is the actor's only queue and was just found
             // empty: on to the hand-over at once. The loop's end and the
@@ -237,7 +231,6 @@ __device__ __forceinline__ void WorkerRoleLoop(const SystemParams* sys, u32 work
             // Ask some 240 cycles (bench/NOTES.md, session 32).
             if (rx_bits == 0 && mine.look == 0 && drained) {
               RK_HOP_CYCLE(w, kHcSources);
-              direct_head = static_cast<u32>(cut_seen);
               goto take_hand_overs;
             }
           }
@@ -263,10 +256,9 @@ __device__ __forceinline__ void WorkerRoleLoop(const SystemParams* sys, u32 work
         // this file).
         if (my_direct != nullptr) {
           if (drained) {
-            direct_head = SlotGet(&my_direct->head);
           take_hand_overs:
             RK_OC_ONLY(const long long oc_d = clock64(); w.cut_call = oc_d;)
-            const u32 nd = ServeDirect(w, mine, my_direct, direct_head, direct_limit);
+            const u32 nd = ServeDirect(w, mine, my_direct, direct_limit);
             RK_OC_ONLY(if (nd != 0) RK_OC_ADD(kOcServeDirect, clock64() - oc_d);)
             did |= nd;
             direct_mark = kNoMark;
@@ -296,7 +288,7 @@ __device__ __forceinline__ void WorkerRoleLoop(const SystemParams* sys, u32 work
                 }
               }
               if (passed) {
-                did |= ServeDirect(w, mine, my_direct, SlotGet(&my_direct->head), direct_mark_tail);
+                did |= ServeDirect(w, mine, my_direct, direct_mark_tail);
                 direct_mark = kNoMark;
               }
             }
@@ -307,8 +299,7 @@ __device__ __forceinline__ void WorkerRoleLoop(const SystemParams* sys, u32 work
       }
       for (u32 a = first + owners; a < count; a += owners) {
         OwnedActor o = LoadOwned(sys, list[a]);
-        u64 unused = 0;
-        serve(o, a, nullptr, false, &unused);
+        serve(o, a, nullptr, false);
       }
     }
     if (want_block) atomicOr(sh.request, kRequestBlockWork);
