@@ -33,8 +33,30 @@ double MsSince(Clock::time_point t) {
 // Bump when the front-end's or codegen's output changes for the same input
 // in a way the other checks of a cache hit would not notice. 2: the model
 // describes enums (a cached model without them would give host headers
-// with plain integers for enum fields).
-constexpr uint64_t kPipelineRevision = 2;
+// with plain integers for enum fields). 3: packages keep the build's
+// warnings (a cached package without them would hit and report none).
+constexpr uint64_t kPipelineRevision = 3;
+
+// A kernel that spills keeps some of its values in local memory; where
+// those are the worker loop's, every message of every actor pays for the
+// trips. A warning per architecture that spills, from ptxas's figures.
+std::vector<Diagnostic> SpillWarnings(const std::vector<ArchImage>& images) {
+  std::vector<Diagnostic> out;
+  for (const ArchImage& image : images) {
+    const ResourceUsage& r = image.resources;
+    if (image.kind != ImageKind::kCubin || (r.spill_store_bytes <= 0 && r.spill_load_bytes <= 0)) continue;
+    Diagnostic d;
+    d.severity = DiagnosticSeverity::kWarning;
+    d.message = absl::StrCat(
+        image.arch, ": the system kernel spills registers to local memory (", r.registers, " registers, ",
+        std::max(r.spill_store_bytes, 0), " B of spill stores, ", std::max(r.spill_load_bytes, 0),
+        " B of spill loads); the worker loop that runs every actor may be slower for it on this architecture. "
+        "Handlers that keep many values live at once (large unrolled loops, big structs copied by value) are the "
+        "usual cause; `actorc inspect` shows each architecture's registers and spills");
+    out.push_back(std::move(d));
+  }
+  return out;
+}
 
 std::string BuildKey(const std::vector<SourceFile>& fragments, const BuildOptions& options) {
   CacheKeyBuilder key;
@@ -140,6 +162,8 @@ absl::StatusOr<BuildResult> Builder::BuildSources(const std::vector<SourceFile>&
   if (fragments.empty()) return absl::InvalidArgumentError("no handler fragments to build");
   std::vector<Diagnostic> local_diags;
   if (diagnostics == nullptr) diagnostics = &local_diags;
+  // This build's diagnostics start here (the caller's list may hold others).
+  const size_t first_diagnostic = diagnostics->size();
   BuildResult result;
 
   // The cache, first.
@@ -172,6 +196,8 @@ absl::StatusOr<BuildResult> Builder::BuildSources(const std::vector<SourceFile>&
       if (valid) {
         result.package = *std::move(cached);
         result.cache_hit = true;
+        // What the build warned of, again: a hit says what a build would.
+        diagnostics->insert(diagnostics->end(), result.package.warnings.begin(), result.package.warnings.end());
         result.timings.total_ms = MsSince(start);
         return result;
       }
@@ -234,6 +260,10 @@ absl::StatusOr<BuildResult> Builder::BuildSources(const std::vector<SourceFile>&
     }
   }
   if (options.ptx) pkg.images.push_back(outputs[newest_index]->ptx);
+  for (Diagnostic& d : SpillWarnings(pkg.images)) diagnostics->push_back(std::move(d));
+  for (size_t i = first_diagnostic; i < diagnostics->size(); ++i) {
+    if ((*diagnostics)[i].severity != DiagnosticSeverity::kError) pkg.warnings.push_back((*diagnostics)[i]);
+  }
 
   if (cache_.has_value()) {
     t = Clock::now();

@@ -50,6 +50,7 @@ struct Diagnostic {
   // "bank.cu:12:7: error: message" (the location part is left out when
   // unknown), the format compilers use so that editors can jump to it.
   std::string ToString() const;
+  friend bool operator==(const Diagnostic&, const Diagnostic&) = default;
 };
 
 // The diagnostics, one per line.

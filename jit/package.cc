@@ -154,6 +154,37 @@ json ImageMetadata(const ArchImage& image) {
               {"xxh64", Hex64(Hash64(image.bytes))}};
 }
 
+json WarningJson(const Diagnostic& d) {
+  return json{{"severity", d.severity == DiagnosticSeverity::kNote ? "note" : "warning"},
+              {"location", json{{"file", d.location.file}, {"line", d.location.line}, {"column", d.location.column}}},
+              {"message", d.message}};
+}
+
+// One of the build's warnings. An error is not a warning: a build with
+// errors makes no package, so a package that lists one was not written by
+// a build.
+absl::StatusOr<Diagnostic> ReadWarning(const json& j, const std::string& path) {
+  if (!j.is_object()) return SchemaError(path, absl::StrCat("expected an object, got ", j.type_name()));
+  Diagnostic d;
+  RK_ASSIGN_OR_RETURN(std::string severity, StringMember(j, path, "severity"));
+  if (severity == "warning") {
+    d.severity = DiagnosticSeverity::kWarning;
+  } else if (severity == "note") {
+    d.severity = DiagnosticSeverity::kNote;
+  } else {
+    return SchemaError(path + ".severity", absl::StrCat("expected \"warning\" or \"note\", got \"", severity, "\""));
+  }
+  RK_ASSIGN_OR_RETURN(const json* location, Member(j, path, "location"));
+  const std::string lpath = path + ".location";
+  RK_ASSIGN_OR_RETURN(d.location.file, StringMember(*location, lpath, "file"));
+  RK_ASSIGN_OR_RETURN(uint64_t line, UintMember(*location, lpath, "line", std::numeric_limits<uint32_t>::max()));
+  RK_ASSIGN_OR_RETURN(uint64_t column, UintMember(*location, lpath, "column", std::numeric_limits<uint32_t>::max()));
+  d.location.line = static_cast<uint32_t>(line);
+  d.location.column = static_cast<uint32_t>(column);
+  RK_ASSIGN_OR_RETURN(d.message, StringMember(j, path, "message"));
+  return d;
+}
+
 // Reads one image's metadata and checks it against the bytes of its section.
 absl::StatusOr<ArchImage> ReadImage(const json& meta, const std::string& path, std::string_view bytes) {
   if (!meta.is_object()) return SchemaError(path, absl::StrCat("expected an object, got ", meta.type_name()));
@@ -302,12 +333,15 @@ absl::StatusOr<Toolchain> Toolchain::FromJson(const json& j) {
 std::string SerializePackage(const Package& package) {
   json images = json::array();
   for (const ArchImage& image : package.images) images.push_back(ImageMetadata(image));
+  json warnings = json::array();
+  for (const Diagnostic& d : package.warnings) warnings.push_back(WarningJson(d));
   const json manifest{{"format_version", kPackageFormatVersion},
                       {"toolchain", package.toolchain.ToJson()},
                       {"options", package.options.ToJson()},
                       {"model", package.model.ToJson()},
                       {"generated_source", package.generated_source},
-                      {"images", std::move(images)}};
+                      {"images", std::move(images)},
+                      {"warnings", std::move(warnings)}};
   // nlohmann objects are sorted maps, so the text is deterministic. Text that
   // is not UTF-8 can't be written as a JSON string: such bytes become U+FFFD
   // rather than failing the build (sources and logs are informational).
@@ -474,6 +508,17 @@ absl::StatusOr<Package> ParsePackage(std::string_view bytes, std::string_view na
           absl::StrCat("generated_source: expected a string, got ", j->type_name())));
     }
     package.generated_source = j->get<std::string>();
+  }
+  // Absent in packages written before builds kept their warnings.
+  if (auto it = manifest.find("warnings"); it != manifest.end()) {
+    if (!it->is_array()) {
+      return schema(absl::InvalidArgumentError(absl::StrCat("warnings: expected an array, got ", it->type_name())));
+    }
+    for (size_t i = 0; i < it->size(); ++i) {
+      absl::StatusOr<Diagnostic> d = ReadWarning((*it)[i], absl::StrCat("warnings[", i, "]"));
+      if (!d.ok()) return schema(d.status());
+      package.warnings.push_back(*std::move(d));
+    }
   }
 
   // Images: the manifest's list and the image sections correspond one to one.

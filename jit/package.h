@@ -25,9 +25,13 @@
 //   {"format_version": 1, "toolchain": Toolchain::ToJson(),
 //    "options": BuildOptions::ToJson(), "model": HandlerModel::ToJson(),
 //    "generated_source": "...",
+//    "warnings": [{"severity": "warning" | "note",
+//                  "location": {"file": "...", "line": N, "column": N},
+//                  "message": "..."}, ...],
 //    "images": [{"arch": "sm_90", "kind": "cubin" | "ptx",
 //                "resources": ResourceUsageToJson(), "log": "...",
 //                "size": N, "xxh64": "<16 hex digits>"}, ...]}
+// "warnings" may be absent (packages written before it was added): none.
 // Text that is not valid UTF-8 (in sources, logs, generated code) is written
 // with U+FFFD in place of the bad bytes: JSON strings can't hold them.
 //
@@ -96,6 +100,12 @@ struct Package {
   Toolchain toolchain;
   std::vector<ArchImage> images;
   std::string generated_source;  // the CUDA unit codegen produced (for inspect and debugging)
+  // What the build warned of (the front-end's and NVRTC's warnings and
+  // notes, and a warning for each architecture whose kernel spills): a build
+  // that hits the compile cache reports them again, and `actorc inspect`
+  // and Program::warnings() show them. Never errors: a build with errors
+  // makes no package.
+  std::vector<Diagnostic> warnings;
 
   friend bool operator==(const Package&, const Package&) = default;
 };

@@ -49,6 +49,13 @@ std::vector<std::string> Program::Routes() const {
   return out;
 }
 
+std::vector<std::string> Program::warnings() const {
+  std::vector<std::string> out;
+  if (package_ == nullptr) return out;
+  for (const jit::Diagnostic& d : package_->warnings) out.push_back(d.ToString());
+  return out;
+}
+
 absl::StatusOr<const jit::Builder*> RuntimeImpl::builder() {
   absl::MutexLock lock(&builder_mu_);
   if (!builder_.has_value() && builder_error_.ok()) {

@@ -117,6 +117,43 @@ TEST_F(ActorcTest, BuildInspectAndHeaderDescribeTheSameProgram) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
 }
 
+// A warning is printed by every check and build of the fragment, the ones
+// the compile cache answers too, and the package keeps it for inspect.
+TEST_F(ActorcTest, WarningsArePrintedAgainOnACacheHitAndInspectShowsThem) {
+  const std::string frag = Write("spare.cu",
+                                 "#include <ringkernel/actor.cuh>\n"
+                                 "struct Ping { int n; };\n"
+                                 "struct RK_ACTOR A {\n"
+                                 "  int seen;\n"
+                                 "  RK_HANDLER void on(const Ping& p, rk::Ctx& ctx) { int spare = 1; seen += p.n; }\n"
+                                 "};\n");
+  const std::string warning = frag + ":5:57: warning: variable \"spare\" was declared but never referenced\n";
+  for (int i = 0; i < 2; ++i) {
+    CommandResult r = Actorc({"check", frag, "--arch", "sm_90", "--timings"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_THAT(r.err, HasSubstr(warning)) << "check " << i + 1;
+    EXPECT_THAT(r.err, HasSubstr(i == 0 ? "cache miss" : "cache hit"));
+    EXPECT_EQ(r.out, "ok: 1 actor type(s), 1 handler(s), 1 message type(s), 0 route(s)\n");
+  }
+  const std::string pkg = dir_.Join("spare.rkpkg");
+  CommandResult r = Actorc({"build", frag, "--arch", "sm_90", "-o", pkg});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr(warning));
+  r = Actorc({"inspect", pkg});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("\nwarnings of the build:\n  " + warning));
+  r = Actorc({"inspect", pkg, "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["warnings"], nlohmann::json::array({warning.substr(0, warning.size() - 1)}));
+
+  // A program without warnings: no section.
+  const std::string bank = dir_.Join("bank.rkpkg");
+  ASSERT_EQ(Actorc({"build", Handler("bank.cu"), "--arch", "sm_90", "-o", bank}).exit_code, 0);
+  r = Actorc({"inspect", bank});
+  EXPECT_THAT(r.out, Not(HasSubstr("warnings of the build")));
+}
+
 TEST_F(ActorcTest, HeaderDeclaresTheProgramsEnumsAndTheHostCompilerAgrees) {
   const std::string cu = Write("market.cu",
                                "namespace market {\n"

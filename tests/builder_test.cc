@@ -7,6 +7,7 @@
 
 #include <filesystem>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "jit/package.h"
@@ -92,6 +93,97 @@ TEST_F(BuilderTest, ArchitecturesAreNormalised) {
   o.archs = {"sm_90"};
   o.max_payload = 1 << 20;
   EXPECT_THAT(NormalizeBuildOptions(o), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("max payload")));
+}
+
+// A fragment NVRTC warns about (an unused local).
+constexpr char kUnused[] = R"(#include <ringkernel/actor.cuh>
+#include "messages.cuh"
+struct RK_ACTOR Quiet {
+  int seen;
+  RK_HANDLER void on(const Ping& p, rk::Ctx& ctx) {
+    int spare = 3;
+    seen += p.n;
+  }
+};
+)";
+
+TEST_F(BuilderTest, WarningsAreKeptInThePackageAndReportedAgainOnACacheHit) {
+  ::rk::testing::WriteFileOrDie(dir_.Join("quiet.cu"), kUnused);
+  BuildOptions o;
+  o.archs = {"sm_90"};
+  // The caller's earlier diagnostics are not this build's.
+  Diagnostic earlier;
+  earlier.severity = DiagnosticSeverity::kNote;
+  earlier.message = "the caller's own note";
+  std::vector<Diagnostic> cold_diags = {earlier};
+  absl::StatusOr<BuildResult> cold = builder_->BuildFiles({dir_.Join("quiet.cu")}, o, &cold_diags);
+  ASSERT_TRUE(cold.ok()) << cold.status() << FormatDiagnostics(cold_diags);
+  EXPECT_FALSE(cold->cache_hit);
+  ASSERT_EQ(cold_diags.size(), 2u) << FormatDiagnostics(cold_diags);
+  EXPECT_EQ(cold_diags[0], earlier);
+  const Diagnostic& unused = cold_diags[1];
+  EXPECT_EQ(unused.severity, DiagnosticSeverity::kWarning);
+  EXPECT_THAT(unused.ToString(), HasSubstr("quiet.cu:6:9: warning: variable \"spare\" was declared but never referenced"));
+  EXPECT_EQ(cold->package.warnings, std::vector<Diagnostic>{unused});
+
+  std::vector<Diagnostic> warm_diags;
+  absl::StatusOr<BuildResult> warm = builder_->BuildFiles({dir_.Join("quiet.cu")}, o, &warm_diags);
+  ASSERT_TRUE(warm.ok()) << warm.status();
+  EXPECT_TRUE(warm->cache_hit);
+  EXPECT_EQ(warm_diags, std::vector<Diagnostic>{unused}) << "a cache hit reports what the build warned of";
+  EXPECT_EQ(warm->package, cold->package);
+
+  // Sources registered in memory (Runtime::CompileSources) are named as
+  // they were registered.
+  std::vector<Diagnostic> memory_diags;
+  absl::StatusOr<BuildResult> memory = builder_->BuildSources(
+      {SourceFile{"quiet.cu", kUnused, true}, SourceFile{"messages.cuh", kMessages, false}}, o, &memory_diags);
+  ASSERT_TRUE(memory.ok()) << memory.status() << FormatDiagnostics(memory_diags);
+  ASSERT_EQ(memory_diags.size(), 1u) << FormatDiagnostics(memory_diags);
+  EXPECT_EQ(memory_diags[0].ToString(), "quiet.cu:6:9: warning: variable \"spare\" was declared but never referenced");
+
+  // A clean fragment's package has none, and no architecture spills.
+  std::vector<Diagnostic> echo_diags;
+  absl::StatusOr<BuildResult> echo = builder_->BuildFiles({dir_.Join("echo.cu")}, o, &echo_diags);
+  ASSERT_TRUE(echo.ok()) << echo.status();
+  EXPECT_TRUE(echo_diags.empty()) << FormatDiagnostics(echo_diags);
+  EXPECT_TRUE(echo->package.warnings.empty());
+}
+
+// A handler that holds 240 loaded values across a memory clobber needs more
+// registers than there are: the kernel spills, and the build says so.
+constexpr char kSpills[] = R"(#include <ringkernel/actor.cuh>
+struct Scale { float by; };
+struct RK_ACTOR Heavy {
+  float acc[240];
+  RK_HANDLER void on(const Scale& s, rk::Ctx& ctx) {
+    float v[240];
+#pragma unroll
+    for (int i = 0; i < 240; ++i) v[i] = acc[i] * s.by;
+    asm volatile("" ::: "memory");
+#pragma unroll
+    for (int i = 0; i < 240; ++i) acc[i] = v[(i + 1) % 240] * v[i];
+  }
+};
+)";
+
+TEST_F(BuilderTest, AKernelThatSpillsIsAWarningNamingItsArchitecture) {
+  ::rk::testing::WriteFileOrDie(dir_.Join("heavy.cu"), kSpills);
+  BuildOptions o;
+  o.archs = {"sm_90"};
+  std::vector<Diagnostic> diags;
+  absl::StatusOr<BuildResult> r = builder_->BuildFiles({dir_.Join("heavy.cu")}, o, &diags);
+  ASSERT_TRUE(r.ok()) << r.status() << FormatDiagnostics(diags);
+  const ResourceUsage& res = r->package.images[0].resources;
+  ASSERT_GT(res.spill_store_bytes, 0) << "the fragment no longer makes the kernel spill";
+  ASSERT_EQ(diags.size(), 1u) << FormatDiagnostics(diags);
+  EXPECT_EQ(diags[0].severity, DiagnosticSeverity::kWarning);
+  EXPECT_EQ(diags[0].location.file, "");
+  EXPECT_THAT(diags[0].message, HasSubstr(absl::StrCat("sm_90: the system kernel spills registers to local memory (",
+                                                       res.registers, " registers, ", res.spill_store_bytes,
+                                                       " B of spill stores, ", res.spill_load_bytes,
+                                                       " B of spill loads)")));
+  EXPECT_EQ(r->package.warnings, diags);
 }
 
 TEST_F(BuilderTest, ParseErrorsComeBackAsDiagnosticsAndNothingIsCached) {

@@ -81,7 +81,29 @@ void RunBank(Runtime& runtime, const Program& program) {
 TEST_F(ExamplesGpuTest, BankFromFiles) {
   absl::StatusOr<Program> p = runtime_->CompileFiles({Handler("bank.cu")});
   ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_THAT(p->warnings(), ::testing::IsEmpty());
   RunBank(*runtime_, *p);
+}
+
+// What a build warned of stays with the program, whether the build ran or
+// the compile cache answered it.
+TEST_F(ExamplesGpuTest, SourcesRegisteredAtRunTimeKeepTheirWarningsThroughTheCache) {
+  const Source quiet{"quiet.cu",
+                     "#include <ringkernel/actor.cuh>\n"
+                     "struct Tap { int n; };\n"
+                     "struct RK_ACTOR Quiet {\n"
+                     "  int seen;\n"
+                     "  RK_HANDLER void on(const Tap& t, rk::Ctx& ctx) { int spare = 1; seen += t.n; }\n"
+                     "};\n"};
+  const std::vector<std::string> expected = {
+      "quiet.cu:5:56: warning: variable \"spare\" was declared but never referenced"};
+  absl::StatusOr<Program> first = runtime_->CompileSources({quiet});
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ(first->warnings(), expected);
+  absl::StatusOr<Program> second = runtime_->CompileSources({quiet});
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_TRUE(second->cache_hit());
+  EXPECT_EQ(second->warnings(), expected);
 }
 
 TEST_F(ExamplesGpuTest, BankRegisteredAtRunTime) {

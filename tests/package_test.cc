@@ -70,6 +70,18 @@ Package SmallPackage() {
   p.toolchain = {"0.1.0", kAbiVersion, "13.0", "Debian clang version 16.0.6"};
   p.images = {Cubin("sm_89", "eighty-nine"), Cubin("sm_90", "ninety"), Ptx("compute_90")};
   p.generated_source = "// generated\nextern \"C\" __global__ void rk_system_kernel() {}\n";
+  Diagnostic unused;
+  unused.severity = DiagnosticSeverity::kWarning;
+  unused.location = {"bank.cu", 7, 9};
+  unused.message = "variable \"spare\" was declared but never referenced";
+  Diagnostic spills;
+  spills.severity = DiagnosticSeverity::kWarning;
+  spills.message = "sm_89: the system kernel spills registers to local memory";
+  Diagnostic note;
+  note.severity = DiagnosticSeverity::kNote;
+  note.location = {"bank.cu", 2, 0};
+  note.message = "declared here";
+  p.warnings = {unused, spills, note};
   return p;
 }
 
@@ -141,6 +153,27 @@ TEST(PackageTest, ManifestHoldsTheDocumentedParts) {
   EXPECT_EQ(m["images"][0]["resources"]["registers"], 32);
   EXPECT_EQ(m["images"][2]["resources"]["registers"], -1);
   EXPECT_EQ(m["images"][1]["xxh64"].get<std::string>().size(), 16u);
+  ASSERT_EQ(m["warnings"].size(), 3u);
+  EXPECT_EQ(m["warnings"][0]["severity"], "warning");
+  EXPECT_EQ(m["warnings"][0]["location"]["file"], "bank.cu");
+  EXPECT_EQ(m["warnings"][0]["location"]["line"], 7);
+  EXPECT_EQ(m["warnings"][0]["location"]["column"], 9);
+  EXPECT_EQ(m["warnings"][1]["location"]["file"], "");
+  EXPECT_EQ(m["warnings"][2]["severity"], "note");
+}
+
+// A package written before builds kept their warnings has no "warnings":
+// it reads as one whose build warned of nothing.
+TEST(PackageTest, AManifestWithoutWarningsReadsAsNone) {
+  const Package p = SmallPackage();
+  json m = ManifestOf(p);
+  m.erase("warnings");
+  absl::StatusOr<Package> back = ParsePackage(Container(m.dump(), ImageBytes(p)), "old.rkpkg");
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_TRUE(back->warnings.empty());
+  Package expected = p;
+  expected.warnings.clear();
+  EXPECT_EQ(*back, expected);
 }
 
 TEST(PackageTest, EveryTruncationFailsCleanly) {
@@ -334,6 +367,18 @@ TEST(PackageTest, RejectsManifestsThatAreNotJsonOrNotTheSchema) {
   EXPECT_THAT(with([](json& m) { m["images"][2]["arch"] = "sm_90"; }),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("manifest.images[2].arch: 'sm_90' is not an architecture for a ptx image")));
+  EXPECT_THAT(with([](json& m) { m["warnings"] = "none"; }),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("m.rkpkg: manifest.warnings: expected an array, got string")));
+  // A build with errors makes no package, so a listed error is not one's.
+  EXPECT_THAT(with([](json& m) { m["warnings"][0]["severity"] = "error"; }),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("manifest.warnings[0].severity: expected \"warning\" or \"note\", got \"error\"")));
+  EXPECT_THAT(with([](json& m) { m["warnings"][2]["location"]["line"] = -1; }),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("manifest.warnings[2].location.line: expected a non-negative integer, got -1")));
+  EXPECT_THAT(with([](json& m) { m["warnings"][1].erase("message"); }),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("manifest.warnings[1].message: missing")));
 }
 
 TEST(PackageTest, RejectsImagesMissingExtraOrNotMatchingTheirMetadata) {

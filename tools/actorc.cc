@@ -4,7 +4,8 @@
 //
 //   actorc check   FILES...                          parse + compile; diagnostics (file:line:col) only
 //   actorc build   FILES... -o APP.rkpkg [--arch sm_89,sm_90] [--max-payload BYTES]
-//   actorc inspect APP.rkpkg [--json]                actors, handlers, layouts, routes, per-arch resources
+//   actorc inspect APP.rkpkg [--json]                actors, handlers, layouts, routes, per-arch resources,
+//                                                    the build's warnings
 //   actorc header  APP.rkpkg -o APP.h                typed host header
 //   actorc run     (FILES...|APP.rkpkg) --script S.jsonl [--device N] [--stats-every MS] [--trace OUT.json]
 //
@@ -50,7 +51,8 @@ constexpr char kUsage[] =
     "usage:\n"
     "  actorc check   FILES... [options]                  parse and compile; print diagnostics only\n"
     "  actorc build   FILES... -o APP.rkpkg [options]     build a package\n"
-    "  actorc inspect APP.rkpkg [--json]                  show actors, handlers, layouts, routes, resources\n"
+    "  actorc inspect APP.rkpkg [--json]                  show actors, handlers, layouts, routes, resources,\n"
+    "                                                     the build's warnings\n"
     "  actorc header  APP.rkpkg -o APP.h                  write a typed host header\n"
     "  actorc run     (FILES...|APP.rkpkg) --script S.jsonl [--device N] [--stats-every MS] [options]\n"
     "                                                     run a JSON-lines script on the GPU\n"
@@ -323,6 +325,8 @@ int Inspect(const Args& args) {
                              {"bytes", img.bytes.size()},
                              {"resources", jit::ResourceUsageToJson(img.resources)}});
     }
+    j["warnings"] = nlohmann::json::array();
+    for (const jit::Diagnostic& d : p->warnings) j["warnings"].push_back(d.ToString());
     std::cout << j.dump(2) << "\n";
     return kOk;
   }
@@ -375,6 +379,10 @@ int Inspect(const Args& args) {
     std::cout << absl::StrFormat("  %-11s %-5s %8d bytes  %s\n", img.arch,
                                  img.kind == jit::ImageKind::kCubin ? "cubin" : "ptx", img.bytes.size(),
                                  Resources(img.resources));
+  }
+  if (!p->warnings.empty()) {
+    std::cout << "\nwarnings of the build:\n";
+    for (const jit::Diagnostic& d : p->warnings) std::cout << "  " << d.ToString() << "\n";
   }
   return kOk;
 }

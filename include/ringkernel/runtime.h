@@ -48,6 +48,12 @@ class Program {
   std::vector<std::string> ActorTypes() const;
   std::vector<std::string> MessageTypes() const;
   std::vector<std::string> Routes() const;
+  // What its build warned of, one line each ("file:line:col: warning: ...",
+  // as actorc prints them): the front-end's and NVRTC's warnings, and a
+  // warning for each architecture whose kernel spills registers. The same
+  // whether the build hit the compile cache or not, and for a package, what
+  // the build that made it warned of.
+  std::vector<std::string> warnings() const;
   // Whether building it was a cache hit, and how long it took (ms).
   bool cache_hit() const { return cache_hit_; }
   double build_ms() const { return build_ms_; }
