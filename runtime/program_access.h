@@ -7,6 +7,7 @@
 #ifndef RINGKERNEL_RUNTIME_PROGRAM_ACCESS_H_
 #define RINGKERNEL_RUNTIME_PROGRAM_ACCESS_H_
 
+#include <memory>
 #include <utility>
 
 #include "absl/status/statusor.h"
@@ -19,6 +20,13 @@ struct ProgramAccess {
   static const jit::Package& Package(const Program& program) { return *program.package_; }
   static absl::StatusOr<Program> Load(Runtime& runtime, jit::Package package) {
     return runtime.LoadPackage(std::move(package));
+  }
+  // A Program around `package` without a Runtime (no device needed): what
+  // a Program reports of its package, tested without a GPU.
+  static Program Wrap(jit::Package package) {
+    Program p;
+    p.package_ = std::make_shared<const jit::Package>(std::move(package));
+    return p;
   }
 };
 

@@ -31,12 +31,14 @@ std::string DeviceInfo::arch() const { return absl::StrCat("sm_", capability); }
 
 std::vector<std::string> Program::ActorTypes() const {
   std::vector<std::string> out;
+  if (package_ == nullptr) return out;  // a Program no compile or load made
   for (const jit::ActorInfo& a : package_->model.actors) out.push_back(a.name);
   return out;
 }
 
 std::vector<std::string> Program::MessageTypes() const {
   std::vector<std::string> out;
+  if (package_ == nullptr) return out;  // a Program no compile or load made
   for (const jit::RecordLayout& r : package_->model.records) {
     if (r.is_message()) out.push_back(r.name);
   }
@@ -45,6 +47,7 @@ std::vector<std::string> Program::MessageTypes() const {
 
 std::vector<std::string> Program::Routes() const {
   std::vector<std::string> out;
+  if (package_ == nullptr) return out;  // a Program no compile or load made
   for (const jit::RouteInfo& r : package_->model.routes) out.push_back(r.name);
   return out;
 }
