@@ -60,6 +60,19 @@ int main(int argc, char** argv) {
     package.images.push_back({.arch = "sm_90", .kind = rk::jit::ImageKind::kCubin, .bytes = "\x7f" "ELF sm_90 stub"});
     package.images.push_back(
         {.arch = "compute_90", .kind = rk::jit::ImageKind::kPtx, .bytes = ".version 9.0\n.target sm_90\n"});
+    // A build's warnings, so that mutations reach their schema too.
+    rk::jit::Diagnostic unused;
+    unused.severity = rk::jit::DiagnosticSeverity::kWarning;
+    unused.location = {stem + ".cu", 3, 7};
+    unused.message = "variable \"spare\" was declared but never referenced";
+    rk::jit::Diagnostic spills;
+    spills.severity = rk::jit::DiagnosticSeverity::kWarning;
+    spills.message = "sm_90: the system kernel spills registers to local memory";
+    rk::jit::Diagnostic note;
+    note.severity = rk::jit::DiagnosticSeverity::kNote;
+    note.location = {stem + ".cu", 2, 0};
+    note.message = "declared here";
+    package.warnings = {unused, spills, note};
     const std::string bytes = rk::jit::SerializePackage(package);
     // Section 0, the manifest: its offset and size are the first table entry's.
     uint64_t offset = 0;
