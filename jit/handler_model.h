@@ -39,6 +39,11 @@ struct SourceLocation {
   friend bool operator==(const SourceLocation&, const SourceLocation&) = default;
 };
 
+// A location's manifest form ({"file", "line", "column"}) and back, as the
+// model writes its own; `path` names the value in a schema error.
+nlohmann::json SourceLocationToJson(const SourceLocation& location);
+absl::StatusOr<SourceLocation> SourceLocationFromJson(const nlohmann::json& json, const std::string& path);
+
 enum class DiagnosticSeverity { kNote, kWarning, kError };
 
 // One message for the user, pointing into their file.

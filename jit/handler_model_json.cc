@@ -399,6 +399,11 @@ absl::Status CheckDenseIds(size_t count, uint64_t first, std::string_view what, 
 
 }  // namespace
 
+json SourceLocationToJson(const SourceLocation& location) { return LocationToJson(location); }
+absl::StatusOr<SourceLocation> SourceLocationFromJson(const json& j, const std::string& path) {
+  return ReadLocation(j, path);
+}
+
 json HandlerModel::ToJson() const {
   json j_sources = json::array();
   for (const SourceFile& s : sources) {

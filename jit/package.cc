@@ -156,7 +156,7 @@ json ImageMetadata(const ArchImage& image) {
 
 json WarningJson(const Diagnostic& d) {
   return json{{"severity", d.severity == DiagnosticSeverity::kNote ? "note" : "warning"},
-              {"location", json{{"file", d.location.file}, {"line", d.location.line}, {"column", d.location.column}}},
+              {"location", SourceLocationToJson(d.location)},
               {"message", d.message}};
 }
 
@@ -175,12 +175,7 @@ absl::StatusOr<Diagnostic> ReadWarning(const json& j, const std::string& path) {
     return SchemaError(path + ".severity", absl::StrCat("expected \"warning\" or \"note\", got \"", severity, "\""));
   }
   RK_ASSIGN_OR_RETURN(const json* location, Member(j, path, "location"));
-  const std::string lpath = path + ".location";
-  RK_ASSIGN_OR_RETURN(d.location.file, StringMember(*location, lpath, "file"));
-  RK_ASSIGN_OR_RETURN(uint64_t line, UintMember(*location, lpath, "line", std::numeric_limits<uint32_t>::max()));
-  RK_ASSIGN_OR_RETURN(uint64_t column, UintMember(*location, lpath, "column", std::numeric_limits<uint32_t>::max()));
-  d.location.line = static_cast<uint32_t>(line);
-  d.location.column = static_cast<uint32_t>(column);
+  RK_ASSIGN_OR_RETURN(d.location, SourceLocationFromJson(*location, path + ".location"));
   RK_ASSIGN_OR_RETURN(d.message, StringMember(j, path, "message"));
   return d;
 }

@@ -376,7 +376,7 @@ TEST(PackageTest, RejectsManifestsThatAreNotJsonOrNotTheSchema) {
                        HasSubstr("manifest.warnings[0].severity: expected \"warning\" or \"note\", got \"error\"")));
   EXPECT_THAT(with([](json& m) { m["warnings"][2]["location"]["line"] = -1; }),
               StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("manifest.warnings[2].location.line: expected a non-negative integer, got -1")));
+                       HasSubstr("manifest.warnings[2].location.line: must not be negative, got -1")));
   EXPECT_THAT(with([](json& m) { m["warnings"][1].erase("message"); }),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("manifest.warnings[1].message: missing")));
 }
