@@ -122,11 +122,14 @@ absl::StatusOr<std::vector<std::string>> ReadStrings(const ObjectReader& r, cons
   return out;
 }
 
-json LocationToJson(const SourceLocation& l) {
+}  // namespace
+
+// (Declared in handler_model.h: the package's warnings use them too.)
+json SourceLocationToJson(const SourceLocation& l) {
   return json{{"file", l.file}, {"line", l.line}, {"column", l.column}};
 }
 
-absl::StatusOr<SourceLocation> ReadLocation(const json& j, const std::string& path) {
+absl::StatusOr<SourceLocation> SourceLocationFromJson(const json& j, const std::string& path) {
   RK_ASSIGN_OR_RETURN(ObjectReader r, ObjectReader::Create(j, path));
   SourceLocation l;
   RK_ASSIGN_OR_RETURN(l.file, r.String("file"));
@@ -135,9 +138,11 @@ absl::StatusOr<SourceLocation> ReadLocation(const json& j, const std::string& pa
   return l;
 }
 
+namespace {
+
 absl::StatusOr<SourceLocation> ReadLocationMember(const ObjectReader& r, const char* key) {
   RK_ASSIGN_OR_RETURN(const json* v, r.Get(key));
-  return ReadLocation(*v, r.Path(key));
+  return SourceLocationFromJson(*v, r.Path(key));
 }
 
 bool IsPowerOfTwo(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
@@ -371,7 +376,7 @@ absl::StatusOr<RouteInfo> ReadRoute(const json& j, const std::string& path) {
   RK_ASSIGN_OR_RETURN(route.id, r.Uint32("id"));
   RK_ASSIGN_OR_RETURN(const json* uses, r.Array("uses"));
   for (size_t i = 0; i < uses->size(); ++i) {
-    RK_ASSIGN_OR_RETURN(SourceLocation l, ReadLocation((*uses)[i], Index(r.Path("uses"), i)));
+    RK_ASSIGN_OR_RETURN(SourceLocation l, SourceLocationFromJson((*uses)[i], Index(r.Path("uses"), i)));
     route.uses.push_back(std::move(l));
   }
   return route;
@@ -399,11 +404,6 @@ absl::Status CheckDenseIds(size_t count, uint64_t first, std::string_view what, 
 
 }  // namespace
 
-json SourceLocationToJson(const SourceLocation& location) { return LocationToJson(location); }
-absl::StatusOr<SourceLocation> SourceLocationFromJson(const json& j, const std::string& path) {
-  return ReadLocation(j, path);
-}
-
 json HandlerModel::ToJson() const {
   json j_sources = json::array();
   for (const SourceFile& s : sources) {
@@ -426,7 +426,7 @@ json HandlerModel::ToJson() const {
                              {"size", r.size},
                              {"alignment", r.alignment},
                              {"message_id", r.message_id},
-                             {"location", LocationToJson(r.location)},
+                             {"location", SourceLocationToJson(r.location)},
                              {"fields", std::move(j_fields)}});
   }
   json j_enums = json::array();
@@ -439,7 +439,7 @@ json HandlerModel::ToJson() const {
                            {"namespaces", e.namespaces},
                            {"scoped", e.scoped},
                            {"kind", std::string(FieldKindName(e.kind))},
-                           {"location", LocationToJson(e.location)},
+                           {"location", SourceLocationToJson(e.location)},
                            {"enumerators", std::move(j_values)}});
   }
   json j_actors = json::array();
@@ -450,7 +450,7 @@ json HandlerModel::ToJson() const {
                                 {"message", h.message},
                                 {"message_id", h.message_id},
                                 {"kind", std::string(HandlerKindName(h.kind))},
-                                {"location", LocationToJson(h.location)}});
+                                {"location", SourceLocationToJson(h.location)}});
     }
     j_actors.push_back(json{{"name", a.name},
                             {"namespaces", a.namespaces},
@@ -458,13 +458,13 @@ json HandlerModel::ToJson() const {
                             {"state_size", a.state_size},
                             {"state_alignment", a.state_alignment},
                             {"zero_initialized", a.zero_initialized},
-                            {"location", LocationToJson(a.location)},
+                            {"location", SourceLocationToJson(a.location)},
                             {"handlers", std::move(j_handlers)}});
   }
   json j_routes = json::array();
   for (const RouteInfo& r : routes) {
     json uses = json::array();
-    for (const SourceLocation& l : r.uses) uses.push_back(LocationToJson(l));
+    for (const SourceLocation& l : r.uses) uses.push_back(SourceLocationToJson(l));
     j_routes.push_back(json{{"name", r.name}, {"id", r.id}, {"uses", std::move(uses)}});
   }
   return json{{"sources", std::move(j_sources)}, {"records", std::move(j_records)},
