@@ -411,8 +411,12 @@ absl::Status K2kHop(Runtime& runtime, const Program& program, Recorder& rec, con
 }
 
 // A rally between two Ralliers on different workers of `sys`: per round
-// trip, half of it (the hop, `global_memory_mailbox`), and its parts as the
-// handlers saw them. `prefix` goes before each configuration's name.
+// trip, half of it (the hop, `global_memory_mailbox`: from the starter's send
+// call to its handler of the reply, as the flag floor is timed from its store
+// to the reply seen), half of the starter's handler-to-handler time (the same
+// round trip with the starter's own bookkeeping between two sends in it, as
+// the hop was timed before), and its parts as the handlers saw them.
+// `prefix` goes before each configuration's name.
 absl::Status TimeRally(System& sys, Recorder& rec, const Options& o, const std::string& exp,
                        const std::string& prefix) {
   RK_ASSIGN_OR_RETURN(ActorId a, sys.Spawn("Rallier", prefix + "a"));
@@ -421,7 +425,7 @@ absl::Status TimeRally(System& sys, Recorder& rec, const Options& o, const std::
   RK_RETURN_IF_ERROR(sys.Send(a, Rally{b, rounds}));
   // Per round trip: half of it (the hop), and its parts as the handlers saw
   // them (send call → the receiver's handler, each direction; the send call).
-  std::vector<double> one_hop, arrive, send_call;
+  std::vector<double> one_hop, cycle, arrive, send_call;
   bool done = false;
   while (!done) {
     RK_ASSIGN_OR_RETURN(std::optional<Message> m, sys.Receive(absl::Seconds(10)));
@@ -430,6 +434,7 @@ absl::Status TimeRally(System& sys, Recorder& rec, const Options& o, const std::
       RK_ASSIGN_OR_RETURN(RallySample s, m->As<RallySample>());
       for (int i = 0; i < 32; ++i) {
         one_hop.push_back(static_cast<double>(s.round_trip_ns[i]) / 2000.0);
+        cycle.push_back(static_cast<double>(s.handler_to_handler_ns[i]) / 2000.0);
         arrive.push_back((static_cast<double>(s.arrive_here_ns[i]) + s.arrive_partner_ns[i]) / 2000.0);
         send_call.push_back(static_cast<double>(s.send_call_ns[i]) / 1000.0);
       }
@@ -441,6 +446,7 @@ absl::Status TimeRally(System& sys, Recorder& rec, const Options& o, const std::
   for (size_t i = static_cast<size_t>(o.warmup); i < one_hop.size() && it < o.iterations; ++i) {
     ++it;
     rec.Add(exp, prefix + "global_memory_mailbox", it, "one_hop_us", one_hop[i], "microseconds");
+    rec.Add(exp, prefix + "handler_to_handler", it, "one_hop_us", cycle[i], "microseconds");
     rec.Add(exp, prefix + "send_call_to_handler", it, "one_hop_us", arrive[i], "microseconds");
     rec.Add(exp, prefix + "send_call", it, "latency_us", send_call[i], "microseconds");
   }

@@ -25,8 +25,10 @@ struct RK_ACTOR Sink {
 };
 
 // ---- One K2K hop, timed on the GPU: a rally of `rounds` round trips
-// between two Rallier actors; each round trip's time (%globaltimer) lands in
-// the starter's state, and the summary comes back to the host. Each volley
+// between two Rallier actors; each round trip's time (%globaltimer, from
+// the starter's send call to the start of its handler of the reply, as the
+// flag floor times its round trips) lands in the starter's state, and the
+// summary comes back to the host. Each volley
 // also carries the time its sender called ctx.send, so the starter also
 // records, per round trip, how long each direction took from the send call
 // to the start of the receiver's handler, and how long its own send call
@@ -36,7 +38,11 @@ struct Volley { int remaining; unsigned partner_arrive_ns; unsigned long long se
 struct RallyDone { int rounds; unsigned long long total_ns; unsigned long long min_ns; unsigned long long max_ns; };
 struct RallySample {
   int index;
+  // The starter's send call → its handler of the reply: a round trip timed
+  // as the flag floor times its own (from the store to the reply seen), so
+  // the starter's bookkeeping between two sends is not in it.
   unsigned long long round_trip_ns[32];
+  unsigned handler_to_handler_ns[32];  // the starter's handler → its next (its bookkeeping included)
   unsigned arrive_here_ns[32];     // the partner's send call → the starter's handler
   unsigned arrive_partner_ns[32];  // the starter's send call → the partner's handler
   unsigned send_call_ns[32];       // the starter's ctx.send, call to return
@@ -55,7 +61,9 @@ struct RK_ACTOR Rallier {
   unsigned long long last_ns;
   unsigned long long min_ns;
   unsigned long long max_ns;
+  unsigned long long last_send_ns;  // the last send call's start
   unsigned long long samples[32];
+  unsigned cycles[32];
   unsigned arrive_here[32];
   unsigned arrive_partner[32];
   unsigned send_call[32];
@@ -71,6 +79,7 @@ struct RK_ACTOR Rallier {
     start_ns = GlobalNs();
     last_ns = start_ns;
     const unsigned long long t = GlobalNs();
+    last_send_ns = t;
     ctx.send(r.partner, Volley{r.rounds, 0, t});
     last_send_call = static_cast<unsigned>(GlobalNs() - t);
   }
@@ -82,11 +91,13 @@ struct RK_ACTOR Rallier {
       ctx.reply(Volley{v.remaining, arrived, GlobalNs()});
       return;
     }
-    const unsigned long long rt = now - last_ns;
+    const unsigned long long rt = now - last_send_ns;
+    const unsigned cycle = static_cast<unsigned>(now - last_ns);
     last_ns = now;
     if (rt < min_ns) min_ns = rt;
     if (rt > max_ns) max_ns = rt;
     samples[filled & 31] = rt;
+    cycles[filled & 31] = cycle;
     arrive_here[filled & 31] = static_cast<unsigned>(now - v.send_ns);
     arrive_partner[filled & 31] = v.partner_arrive_ns;
     send_call[filled & 31] = last_send_call;
@@ -97,6 +108,7 @@ struct RK_ACTOR Rallier {
       s.index = filled / 32 - 1;
       for (int i = 0; i < 32; ++i) {
         s.round_trip_ns[i] = samples[i];
+        s.handler_to_handler_ns[i] = cycles[i];
         s.arrive_here_ns[i] = arrive_here[i];
         s.arrive_partner_ns[i] = arrive_partner[i];
         s.send_call_ns[i] = send_call[i];
@@ -109,6 +121,7 @@ struct RK_ACTOR Rallier {
       return;
     }
     const unsigned long long t = GlobalNs();
+    last_send_ns = t;
     ctx.reply(Volley{v.remaining - 1, 0, t});
     last_send_call = static_cast<unsigned>(GlobalNs() - t);
   }
