@@ -53,6 +53,8 @@ struct Options {
   bool skip_baselines = false;
   int jit_cold = 5;
   int idle_backoff_ns = 256;
+  // The CPU exp1's timed host calls run on: "auto", "none" or a number (rkbench.cc, HostCpu).
+  std::string host_cpu = "auto";
   // SystemOptions::channel_arena_bytes in MiB (-1: the default; 0: no K2K
   // channels, every send through the mailbox).
   int channel_arena_mib = -1;

@@ -19,6 +19,8 @@
 // Every measurement is a CSV row:
 //   experiment,configuration,trial,iteration,metric,value,unit,timestamp
 // and a summary (p50/p99/mean per configuration) is printed at the end.
+#include <pthread.h>
+#include <sched.h>
 #include <unistd.h>
 #include <x86intrin.h>
 
@@ -75,6 +77,89 @@ class Tsc {
  private:
   double ns_per_tick_ = 1.0;
 };
+
+// exp1's timed host calls run on one CPU (--host-cpu). The virtual CPUs of
+// the machine the standard runs use do not run at one speed: the same pair of
+// `rdtscp`s costs 1.2-1.7 times more on some of them than on others, and so
+// does every host call (bench/NOTES.md, session 29), so a process measured
+// whatever its scheduler gave it. "auto" takes the CPU whose pair of `rdtscp`s
+// is cheapest (the median of kCpuProbePairs on each CPU the process may run
+// on), "none" leaves the thread where the scheduler puts it, a number names
+// the CPU. Only the timed calls' thread is pinned, and only while they run:
+// threads started meanwhile (the runtime's, the driver's) keep the process's
+// mask.
+class HostCpuPin {
+ public:
+  // Pins the calling thread to `cpu` until destroyed (-1: leaves it).
+  explicit HostCpuPin(int cpu) {
+    if (cpu < 0 || pthread_getaffinity_np(pthread_self(), sizeof(saved_), &saved_) != 0) return;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    pinned_ = pthread_setaffinity_np(pthread_self(), sizeof(one), &one) == 0;
+  }
+  ~HostCpuPin() {
+    if (pinned_) pthread_setaffinity_np(pthread_self(), sizeof(saved_), &saved_);
+  }
+  HostCpuPin(const HostCpuPin&) = delete;
+  HostCpuPin& operator=(const HostCpuPin&) = delete;
+  bool pinned() const { return pinned_; }
+
+ private:
+  cpu_set_t saved_{};
+  bool pinned_ = false;
+};
+
+constexpr int kCpuProbePairs = 20000;
+
+// The median cost in ticks of a pair of `rdtscp`s on the calling thread.
+uint64_t TimerPairMedian() {
+  std::vector<uint64_t> d(kCpuProbePairs);
+  for (int i = 0; i < kCpuProbePairs / 10; ++i) (void)Tsc::Now();
+  for (uint64_t& x : d) {
+    const uint64_t t0 = Tsc::Now();
+    const uint64_t t1 = Tsc::Now();
+    x = t1 - t0;
+  }
+  std::nth_element(d.begin(), d.begin() + d.size() / 2, d.end());
+  return d[d.size() / 2];
+}
+
+// The CPU exp1's timed calls run on (-1: none), from --host-cpu; says which
+// and why on stderr.
+absl::StatusOr<int> HostCpu(const Options& o) {
+  if (o.host_cpu == "none") return -1;
+  cpu_set_t allowed;
+  if (pthread_getaffinity_np(pthread_self(), sizeof(allowed), &allowed) != 0) {
+    return absl::InternalError("--host-cpu: cannot read this thread's CPU mask");
+  }
+  if (o.host_cpu != "auto") {
+    int cpu = -1;
+    if (!absl::SimpleAtoi(o.host_cpu, &cpu) || cpu < 0 || cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &allowed)) {
+      return absl::InvalidArgumentError(absl::StrCat("--host-cpu: '", o.host_cpu,
+                                                     "' is not auto, none or a CPU this process may run on"));
+    }
+    std::fprintf(stderr, "rkbench: exp1's host calls on CPU %d (--host-cpu)\n", cpu);
+    return cpu;
+  }
+  int best = -1;
+  uint64_t best_ticks = 0;
+  std::string each;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (!CPU_ISSET(cpu, &allowed)) continue;
+    HostCpuPin pin(cpu);
+    if (!pin.pinned()) continue;
+    const uint64_t ticks = TimerPairMedian();
+    absl::StrAppend(&each, each.empty() ? "" : " ", cpu, ":", ticks);
+    if (best < 0 || ticks < best_ticks) {
+      best = cpu;
+      best_ticks = ticks;
+    }
+  }
+  std::fprintf(stderr, "rkbench: exp1's host calls on CPU %d, the cheapest pair of rdtscp (median ticks per CPU: %s)\n",
+               best, each.c_str());
+  return best;
+}
 
 // Times `op` warmup + iterations times with the host clock and records the
 // measured ones in microseconds.
@@ -149,9 +234,11 @@ absl::Status TimeEchoAsks(System& sys, ActorId echo, Recorder& rec, const Option
 absl::Status Exp1(Runtime& runtime, const Program& program, Recorder& rec, const Options& o) {
   const std::string exp = "exp1_launch_overhead";
   const Tsc tsc;
+  RK_ASSIGN_OR_RETURN(const int cpu, HostCpu(o));
   if (!o.skip_baselines) {
     RK_ASSIGN_OR_RETURN(std::unique_ptr<Baselines> base,
                         Baselines::Create(runtime.device().ordinal, runtime.device().capability));
+    const HostCpuPin pin(cpu);
     RK_RETURN_IF_ERROR(TimeHost(rec, o, exp, "traditional", "latency_us", [&] { return base->Traditional(); }));
     RK_RETURN_IF_ERROR(TimeHost(rec, o, exp, "launch_sync", "latency_us", [&] { return base->LaunchSync(); }));
     RK_RETURN_IF_ERROR(
@@ -168,6 +255,8 @@ absl::Status Exp1(Runtime& runtime, const Program& program, Recorder& rec, const
   RK_ASSIGN_OR_RETURN(std::unique_ptr<System> sys, runtime.Start(program, so));
   RK_ASSIGN_OR_RETURN(ActorId sink, sys->Spawn("Sink", "sink"));
   RK_ASSIGN_OR_RETURN(ActorId echo, sys->Spawn("Echo", "echo"));
+  // (After the system started: its threads keep the process's mask.)
+  const HostCpuPin pin(cpu);
   // Send: the host's injection, one message into mapped memory. The ring
   // of a worker holds fewer records than a trial sends (it is sized in
   // bytes, and this program's largest message is 4 KiB), so every
@@ -539,6 +628,8 @@ int Usage(const std::string& problem) {
                "                               device code, for A/B comparisons\n"
                "  --trace-define NAME[=VAL]    trace_cost: one more define for its traced build\n"
                "  --idle-backoff-ns N --skip-baselines --jit-cold N --version\n"
+               "  --host-cpu auto|none|N         the CPU exp1's timed host calls run on (auto: the one\n"
+               "                               whose pair of rdtscp is cheapest)\n"
                "  --channel-arena-mib N        device memory for K2K channels (default 256; 0: none, every\n"
                "                               K2K send through the receiver's mailbox)\n"
                "  --workers N --threads-per-block N   worker blocks (0: all that fit) and their threads\n"
@@ -634,6 +725,8 @@ int Main(int argc, char** argv) {
     const std::string v = argv[++i];
     if (a == "--experiment") {
       o.experiments.push_back(v);
+    } else if (a == "--host-cpu") {
+      o.host_cpu = v;
     } else if (a == "--csv") {
       o.csv = v;
     } else if (a == "--package") {
