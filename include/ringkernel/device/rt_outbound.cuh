@@ -91,17 +91,23 @@ constexpr u32 kOutTypedMaxBytes = 64;
 // out-of-line path, which reads the host's head.
 template <u32 kSize, u32 kAlign>
 __device__ __forceinline__ bool OutboundTryWriteTyped(OutboundCursor* c, const LlHeader& h, const void* payload) {
-  u64 pos;
-  u32 skip;
-  RK_ASK_STAMP(h.correlation, kStampOutEnter, GlobalTimerNs());
-  if (!LlTryReserveUnits<CtaScope>(&c->tail, &c->cached_head, nullptr, c->log2, 1, &pos, &skip)) return false;
-  RK_ASK_STAMP(h.correlation, kStampOutReserved, GlobalTimerNs());
-  u64* slot = LlSlot(c->slots, c->slot_words, c->log2, pos);
-  const u32 flag = LlFlag(pos, c->log2);
+  // The record's words and the ring's geometry first: the reservation's
+  // atomics clobber memory, and a payload or field read after them would be
+  // read again from where it lies (the handler's message from the stack).
   constexpr u32 kWords = (kSize + 3) / 4;
   u32 w[kLlHeaderWords + kWords + 1] = {};
   LlHeaderToWords(h, w);
   LoadPayloadWords<kSize, kAlign>(payload, w + kLlHeaderWords);
+  u64* const slots = c->slots;
+  const u32 slot_words = c->slot_words;
+  const u32 log2 = c->log2;
+  u64 pos;
+  u32 skip;
+  RK_ASK_STAMP(h.correlation, kStampOutEnter, GlobalTimerNs());
+  if (!LlTryReserveUnits<CtaScope>(&c->tail, &c->cached_head, nullptr, log2, 1, &pos, &skip)) return false;
+  RK_ASK_STAMP(h.correlation, kStampOutReserved, GlobalTimerNs());
+  u64* slot = LlSlot(slots, slot_words, log2, pos);
+  const u32 flag = LlFlag(pos, log2);
   // Pairs of words; a record of an odd number of words ends with one store
   // (the slot's next word may not exist for the largest message).
   constexpr u32 kTotal = kLlHeaderWords + kWords;
