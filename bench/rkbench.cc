@@ -395,6 +395,13 @@ absl::Status AskStamps(Runtime& runtime, const Program& program, Recorder& rec, 
     if (s[14] >= s[1] && s[14] <= s[13]) {
       AddStampSteps(rec, exp, pre, iteration, s,
                     {{"gpu_f1_spin_handover_to_cut", 1, 14}, {"gpu_f1_spin_cut_to_seen", 14, 13}});
+      // The spin's last poll: from its start to the end of the spin, and
+      // where in it the entry was published (from the poll's start;
+      // negative: before it began).
+      if (s[15] != 0 && s[15] <= s[14]) {
+        AddStampSteps(rec, exp, pre, iteration, s,
+                      {{"gpu_f1_spin_last_poll_to_cut", 15, 14}, {"gpu_f1_spin_last_poll_to_handover", 15, 1}});
+      }
     } else {
       AddStampSteps(rec, exp, pre, iteration, s, {{"gpu_f1_loop_handover_to_seen", 1, 13}});
     }

@@ -78,6 +78,7 @@ enum AskStamp : u32 {
   kStampCallIn = 12,      // RunThreadHandler begins
   kStampDirectSeen = 13,  // the owner found the hand-over ring non-empty
   kStampSpinCut = 14,     // the owner's last mailbox spin ended for a hand-over (its last, if older)
+  kStampSpinPoll = 15,    // ... the poll before that end began
   kAskStamps = 16,
 };
 #ifdef RK_ASK_STAMPS

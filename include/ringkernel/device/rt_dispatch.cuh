@@ -105,9 +105,11 @@ struct WorkerThread {
   // (stamped until the next ServeMailbox call).
   RK_HOP_ONLY(u64 hop_prev_in; u64 hop_prev_out; unsigned long long* hop_after; u32 hop_done;)
   // RK_ASK_STAMPS: when this thread's last mailbox spin ended for a
-  // hand-over (stamped with the hand-overs it takes).
+  // hand-over, and when the poll before that end began (stamped with the
+  // hand-overs it takes).
 #ifdef RK_ASK_STAMPS
   u64 cut_ns;
+  u64 cut_poll_ns;
 #endif
   // RK_OWNER_CYCLES: the same moment, ServeMailbox's return after it, and
   // the ServeDirect call after that (clock64; 0: no spin ended for one).

@@ -72,6 +72,9 @@ __device__ u32 ServeMailbox(WorkerThread& w, OwnedActor& o, DirectSlot* direct, 
     RK_OC_ONLY(const long long oc0 = clock64();)
     RK_HOP_CYCLE(w, kHcPollIn);
     RK_HOP_ONLY(const u64 hop_poll = GlobalTimerNs(); const long long hop_poll_cyc = clock64();)
+#ifdef RK_ASK_STAMPS
+    const u64 poll_ns = GlobalTimerNs();
+#endif
     u64* slot = MailboxSlotAt(o.box, o.log2, o.slot_bytes, o.head);
     const u32 flag = LlFlag(o.head, o.log2);
     MailRecord r;
@@ -95,6 +98,7 @@ __device__ u32 ServeMailbox(WorkerThread& w, OwnedActor& o, DirectSlot* direct, 
           cut = true;
 #ifdef RK_ASK_STAMPS
           w.cut_ns = GlobalTimerNs();
+          w.cut_poll_ns = poll_ns;
 #endif
           RK_OC_ONLY(w.cut_cyc = clock64();)
         } else if (spins < spin_max && spun < kSpinCallPolls) {
@@ -418,6 +422,7 @@ __device__ u32 ServeDirect(WorkerThread& w, OwnedActor& o, DirectSlot* d, u32 ta
     RK_ASK_STAMP(r.h.correlation, kStampTaken, GlobalTimerNs());
     RK_ASK_STAMP(r.h.correlation, kStampDirectSeen, seen);
     RK_ASK_STAMP(r.h.correlation, kStampSpinCut, w.cut_ns);
+    RK_ASK_STAMP(r.h.correlation, kStampSpinPoll, w.cut_poll_ns);
     RK_OC_ONLY(const long long oc1 = clock64();)
     RK_OC_ADD(kOcDirect, 1);
     RK_OC_ADD(kOcDirectCopy, oc1 - oc0);

@@ -434,6 +434,7 @@ __device__ void WorkerLoop(const SystemParams* sys, u32 worker, u8* smem) {
   RK_HOP_ONLY(w.hop_prev_in = w.hop_prev_out = 0; w.hop_after = nullptr; w.hop_done = 0;)
 #ifdef RK_ASK_STAMPS
   w.cut_ns = 0;
+  w.cut_poll_ns = 0;
 #endif
   RK_OC_ONLY(w.cut_cyc = w.cut_ret = w.cut_call = 0;)
   RK_HOP_ONLY(if (tid < 256) rk_hop_current[tid] = nullptr;)
