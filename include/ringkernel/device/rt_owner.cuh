@@ -36,19 +36,30 @@ constexpr u32 kHotCalls = 0xFFu;
 constexpr u32 kHotRanOut = 0x100u;  // the last call's short spin ran out
 constexpr u32 kHotLong = 0x200u;    // in a conversation: spin up to kLongSpinPolls
 constexpr u32 kHotCut = 0x400u;     // this call's spin ended for a hand-over (read and cleared by the owner loop)
+// The spin took the hand-overs it saw itself (ServeMailbox's take_direct);
+// kHotTookAny: it handled at least one. Read and cleared by the owner loop,
+// which takes no other hand-over in that iteration.
+constexpr u32 kHotTook = 0x800u;
+constexpr u32 kHotTookAny = 0x1000u;
 __device__ __forceinline__ bool IsHot(const OwnedActor& o) { return (o.hot & kHotCalls) != 0; }
 
 // Empty polls in a row after which an owner writes its counters back and
 // hands consumed slots to producers.
 constexpr u32 kQuietPolls = 4;
 
+__device__ u32 ServeDirect(WorkerThread& w, OwnedActor& o, DirectSlot* d, u32 tail);
+
 // Takes and handles up to batch_max messages from `o`'s mailbox. Returns how
 // many; sets *block when the message at the head needs the whole block (it
 // is left there), and *retried when its handler asked for it again later
 // (ctx.retry_later: it stays at the head). `resident`: `o` stays in registers until the next call
-// (else its head is released before it is dropped).
-__device__ u32 ServeMailbox(WorkerThread& w, OwnedActor& o, DirectSlot* direct, bool resident, bool* block,
-                            bool* retried) {
+// (else its head is released before it is dropped). `take_direct`: this
+// queue is the actor's only one (no channel open or looked for) and is
+// polled first in its iteration, so a spin that ends for a hand-over takes
+// the entries it saw itself (kHotTook) — they came after its last poll
+// found the queue empty, and nothing else was polled before them.
+__device__ u32 ServeMailbox(WorkerThread& w, OwnedActor& o, DirectSlot* direct, bool resident, bool take_direct,
+                            bool* block, bool* retried) {
   const SystemParams* sys = w.sys;
   const u64 capacity = u64{1} << o.log2;
   u32 n = 0;
@@ -57,6 +68,7 @@ __device__ u32 ServeMailbox(WorkerThread& w, OwnedActor& o, DirectSlot* direct, 
   u32 stored = 0;  // n when the counters last went back to the actor's slot
   u32 ran_out = 0;  // kHotRanOut: the short spin ran out; kHotLong: the long one did
   bool cut = false;  // the spin ended for a hand-over
+  u32 took = 0;      // kHotTook (| kHotTookAny): the spin took it itself
   RK_OC_ADD(kOcServeCalls, 1);
   // (RK_HOP_STAMPS: the first call after the one that handled the record
   // ends its row.)
@@ -92,7 +104,8 @@ __device__ u32 ServeMailbox(WorkerThread& w, OwnedActor& o, DirectSlot* direct, 
       // message is handed over to it: that is taken once this returns.
       if (resident && IsHot(o)) {
         const u32 spin_max = (o.hot & kHotLong) != 0 ? kLongSpinPolls : kHotSpinPolls;
-        if (direct != nullptr && SlotGet(&direct->tail) != SlotGet(&direct->head)) {
+        const u32 direct_tail = direct != nullptr ? SlotGet(&direct->tail) : 0u;
+        if (direct != nullptr && direct_tail != SlotGet(&direct->head)) {
           // A hand-over soon after a spin ran out: a conversation too.
           if ((o.hot & kHotRanOut) != 0) o.hot = (o.hot & ~kHotRanOut) | kHotLong;
           cut = true;
@@ -101,6 +114,20 @@ __device__ u32 ServeMailbox(WorkerThread& w, OwnedActor& o, DirectSlot* direct, 
           w.cut_poll_ns = poll_ns;
 #endif
           RK_OC_ONLY(w.cut_cyc = clock64();)
+          // The mailbox is the only queue and was just found empty: the
+          // entries seen are taken here, without the way back through the
+          // owner loop (about 0.25 µs of an Ask, bench/NOTES.md, session
+          // 38). Once: an entry handed back (retry_later, a dead letter
+          // that found the host ring full) waits for a later iteration.
+          // (A record taken in this call may have announced a channel.)
+          if (take_direct && o.look == 0) {
+            if (n != stored) {
+              StoreOwned(o);
+              stored = n;
+            }
+            RK_OC_ONLY(w.cut_ret = w.cut_call = clock64();)
+            took = kHotTook | (ServeDirect(w, o, direct, direct_tail) != 0 ? kHotTookAny : 0u);
+          }
         } else if (spins < spin_max && spun < kSpinCallPolls) {
           // The counters of what was handled go back before the spin, as
           // after every batch (below): a flush the host asks for once it
@@ -278,7 +305,7 @@ __device__ u32 ServeMailbox(WorkerThread& w, OwnedActor& o, DirectSlot* direct, 
     if (calls != 0) --calls;
     ++o.quiet;
   }
-  o.hot = (calls != 0 ? flags | calls : 0) | (cut ? kHotCut : 0u);
+  o.hot = (calls != 0 ? flags | calls : 0) | (cut ? kHotCut : 0u) | took;
   // Consumed slots go back to producers when the actor is dropped from
   // registers or the block takes over, and otherwise once the mailbox has
   // stayed empty for a few polls: each release is a fence that waits for
@@ -289,7 +316,7 @@ __device__ u32 ServeMailbox(WorkerThread& w, OwnedActor& o, DirectSlot* direct, 
   // (A call that asked to be retried may have sent and moved the clock.)
   if (n != stored || *block || *retried) StoreOwned(o);
   if (!resident || *block || o.quiet == kQuietPolls) ReleaseOwned(o);
-  RK_OC_ONLY(if (cut) w.cut_ret = clock64();)
+  RK_OC_ONLY(if (cut && took == 0) w.cut_ret = clock64();)
   RK_HOP_CYCLE(w, kHcServeOut);
   RK_HOP_STAMP(w, kHopServeOut, GlobalTimerNs());
   return n;

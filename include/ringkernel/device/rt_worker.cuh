@@ -166,14 +166,14 @@ __device__ __forceinline__ void WorkerRoleLoop(const SystemParams* sys, u32 work
       // Serves the mailbox of the actor at list position `a`; queues it for
       // the block when its next message needs a block handler. True when it
       // found the mailbox empty (a hand-over may be taken after it).
-      auto serve = [&](OwnedActor& o, u32 a, DirectSlot* direct, bool resident) {
+      auto serve = [&](OwnedActor& o, u32 a, DirectSlot* direct, bool resident, bool take_direct) {
         bool block = false;
         bool retried = false;
         // (The loop's time between two calls counts only after a call that
         // took messages: a stream's, not an idle actor's sleeps.)
         RK_OC_ONLY(if (resident && oc_returned != 0) RK_OC_ADD(kOcBetween, clock64() - oc_returned);)
         RK_OC_ONLY(if (resident && oc_returned != 0) RK_OC_ADD(kOcStreamLoops, 1);)
-        const u32 n = ServeMailbox(w, o, direct, resident, &block, &retried);
+        const u32 n = ServeMailbox(w, o, direct, resident, take_direct, &block, &retried);
         RK_OC_ONLY(if (resident) oc_returned = n != 0 ? clock64() : 0;)
         if (n != 0) {
           did = 1;
@@ -214,7 +214,19 @@ __device__ __forceinline__ void WorkerRoleLoop(const SystemParams* sys, u32 work
           SourceSaved saved{};
           if (src != 0) saved = SwapInChannel(mine, my_rx, src - 1);
           // A block handler's queue entry names the source (RunBlockMessage).
-          drained = serve(mine, first | src << 24, my_direct, true) && drained;
+          // The mailbox as the actor's only queue: its spin takes the
+          // hand-overs it sees itself (ServeMailbox's take_direct).
+          drained = serve(mine, first | src << 24, my_direct, true, rx_bits == 0 && mine.look == 0) && drained;
+          if ((mine.hot & kHotTook) != 0) {
+            // It did: no other hand-over is taken in this iteration (one
+            // it handed back waits for a later one, as at take_hand_overs).
+            did |= (mine.hot & kHotTookAny) != 0 ? 1u : 0u;
+            mine.hot &= ~(kHotTook | kHotTookAny | kHotCut);
+            direct_mark = kNoMark;
+            if (mine.failed) SlotSet(&my_direct->failed, 1);
+            RK_HOP_CYCLE(w, kHcSources);
+            goto hand_overs_done;
+          }
           if ((mine.hot & kHotCut) != 0) {
             // This source's spin ended for a hand-over: its last poll came
             // just before the hand-over was seen, and the sources after it
@@ -295,11 +307,12 @@ __device__ __forceinline__ void WorkerRoleLoop(const SystemParams* sys, u32 work
           }
           if (mine.failed) SlotSet(&my_direct->failed, 1);
         }
+      hand_overs_done:
         RK_HOP_CYCLE(w, kHcHandOvers);
       }
       for (u32 a = first + owners; a < count; a += owners) {
         OwnedActor o = LoadOwned(sys, list[a]);
-        serve(o, a, nullptr, false);
+        serve(o, a, nullptr, false, false);
       }
     }
     if (want_block) atomicOr(sh.request, kRequestBlockWork);
