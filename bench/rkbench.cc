@@ -156,6 +156,11 @@ absl::StatusOr<int> HostCpu(const Options& o) {
       best_ticks = ticks;
     }
   }
+  if (best < 0) {
+    std::fprintf(stderr, "rkbench: exp1's host calls not pinned (--host-cpu auto): no CPU of this process's mask "
+                         "could be pinned\n");
+    return -1;
+  }
   std::fprintf(stderr, "rkbench: exp1's host calls on CPU %d, the cheapest pair of rdtscp (median ticks per CPU: %s)\n",
                best, each.c_str());
   return best;
@@ -635,7 +640,7 @@ int Usage(const std::string& problem) {
                "                               device code, for A/B comparisons\n"
                "  --trace-define NAME[=VAL]    trace_cost: one more define for its traced build\n"
                "  --idle-backoff-ns N --skip-baselines --jit-cold N --version\n"
-               "  --host-cpu auto|none|N         the CPU exp1's timed host calls run on (auto: the one\n"
+               "  --host-cpu auto|none|N       the CPU exp1's timed host calls run on (auto: the one\n"
                "                               whose pair of rdtscp is cheapest)\n"
                "  --channel-arena-mib N        device memory for K2K channels (default 256; 0: none, every\n"
                "                               K2K send through the receiver's mailbox)\n"
