@@ -56,8 +56,9 @@ __device__ u32 ServeDirect(WorkerThread& w, OwnedActor& o, DirectSlot* d, u32 ta
 // (else its head is released before it is dropped). `take_direct`: this
 // queue is the actor's only one (no channel open or looked for) and is
 // polled first in its iteration, so a spin that ends for a hand-over takes
-// the entries it saw itself (kHotTook) — they came after its last poll
-// found the queue empty, and nothing else was polled before them.
+// the entries it saw itself (kHotTook): its last poll, just before, found
+// the queue empty, and no other queue is polled before it. (This rests on
+// timing: ARCHITECTURE.md, "Hand-over".)
 __device__ u32 ServeMailbox(WorkerThread& w, OwnedActor& o, DirectSlot* direct, bool resident, bool take_direct,
                             bool* block, bool* retried) {
   const SystemParams* sys = w.sys;
@@ -101,7 +102,8 @@ __device__ u32 ServeMailbox(WorkerThread& w, OwnedActor& o, DirectSlot* direct, 
       // to what its handler sent comes back within a few polls, and a
       // message that lands meanwhile waits one poll, not the loop's step
       // (some 4,000 cycles of one thread, RK_HOP_STAMPS) — until a host
-      // message is handed over to it: that is taken once this returns.
+      // message is handed over to it: that is taken here when the mailbox
+      // is the actor's only queue (take_direct), else once this returns.
       if (resident && IsHot(o)) {
         const u32 spin_max = (o.hot & kHotLong) != 0 ? kLongSpinPolls : kHotSpinPolls;
         const u32 direct_tail = direct != nullptr ? SlotGet(&direct->tail) : 0u;

@@ -219,7 +219,7 @@ __device__ __forceinline__ void WorkerRoleLoop(const SystemParams* sys, u32 work
           drained = serve(mine, first | src << 24, my_direct, true, rx_bits == 0 && mine.look == 0) && drained;
           if ((mine.hot & kHotTook) != 0) {
             // It did: no other hand-over is taken in this iteration (one
-            // it handed back waits for a later one, as at take_hand_overs).
+            // it handed back waits for a later one, as anywhere).
             did |= (mine.hot & kHotTookAny) != 0 ? 1u : 0u;
             mine.hot &= ~(kHotTook | kHotTookAny | kHotCut);
             direct_mark = kNoMark;
@@ -235,16 +235,10 @@ __device__ __forceinline__ void WorkerRoleLoop(const SystemParams* sys, u32 work
             // leaves the sources before it found empty that long ago: a
             // message that landed in one since may have come before the
             // hand-over — its sender, say, told the host it had sent it.)
+            // (An actor with no channel has its spin take the hand-over
+            // itself, above.)
             if (src == first_src) direct_limit = SlotGet(&my_direct->tail);
             mine.hot &= ~kHotCut;
-            // The mailbox is the actor's only queue and was just found
-            // empty: on to the hand-over at once. The loop's end and the
-            // look below have nothing to do then; their branches cost the
-            // Ask some 240 cycles (bench/NOTES.md, session 32).
-            if (rx_bits == 0 && mine.look == 0 && drained) {
-              RK_HOP_CYCLE(w, kHcSources);
-              goto take_hand_overs;
-            }
           }
           if (src != 0) {
             const u32 k = src - 1;
@@ -268,7 +262,6 @@ __device__ __forceinline__ void WorkerRoleLoop(const SystemParams* sys, u32 work
         // this file).
         if (my_direct != nullptr) {
           if (drained) {
-          take_hand_overs:
             RK_OC_ONLY(const long long oc_d = clock64(); w.cut_call = oc_d;)
             const u32 nd = ServeDirect(w, mine, my_direct, direct_limit);
             RK_OC_ONLY(if (nd != 0) RK_OC_ADD(kOcServeDirect, clock64() - oc_d);)
