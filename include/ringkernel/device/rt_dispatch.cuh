@@ -145,9 +145,15 @@ struct alignas(8) DirectEntry {
   u32 msg_type;
   unsigned long long correlation;
   unsigned long long hlc;
+  // The actor's mailbox tail as the poller read it after this record: every
+  // K2K message reserved before the host message was read lies below it,
+  // the ones that led to it among them (a sender reserves its position
+  // before it writes, and before it can tell anyone). The owner takes the
+  // entry only once its mailbox head has passed it.
+  unsigned long long mark;
   u32 payload[kDirectWords];
 };
-RK_ASSERT_OFFSET(DirectEntry, payload, 24);  // 8-byte aligned: read in pairs
+RK_ASSERT_OFFSET(DirectEntry, payload, 32);  // 8-byte aligned: read in pairs
 static_assert(kDirectWords % 2 == 0, "the payload is read in pairs");
 struct DirectSlot {
   u32 head;     // entries taken (the owner advances it)
@@ -159,6 +165,9 @@ struct DirectSlot {
   // Bit m: message type m (< 64) has a thread handler in this actor type
   // (the poller's eligibility test without the handler table's switch).
   unsigned long long thread_types;
+  // The actor's MailboxHeader (the poller reads its tail for an entry's
+  // mark); written with the fields above, before `actor`.
+  unsigned long long box;
   DirectEntry e[kDirectDepth];
 };
 // SlotGetPair reads these fields in pairs.
@@ -168,6 +177,7 @@ RK_ASSERT_OFFSET(DirectSlot, actor, 12);
 RK_ASSERT_OFFSET(DirectSlot, actor_type, 16);
 RK_ASSERT_OFFSET(DirectSlot, failed, 20);
 RK_ASSERT_OFFSET(DirectSlot, thread_types, 24);
+RK_ASSERT_OFFSET(DirectSlot, box, 32);
 
 __device__ __forceinline__ u32 SlotGet(u32* p) { return atomicOr(p, 0u); }
 __device__ __forceinline__ void SlotSet(u32* p, u32 v) { atomicExch(p, v); }

@@ -54,11 +54,10 @@ __device__ u32 ServeDirect(WorkerThread& w, OwnedActor& o, DirectSlot* d, u32 ta
 // is left there), and *retried when its handler asked for it again later
 // (ctx.retry_later: it stays at the head). `resident`: `o` stays in registers until the next call
 // (else its head is released before it is dropped). `take_direct`: this
-// queue is the actor's only one (no channel open or looked for) and is
-// polled first in its iteration, so a spin that ends for a hand-over takes
-// the entries it saw itself (kHotTook): its last poll, just before, found
-// the queue empty, and no other queue is polled before it. (This rests on
-// timing: ARCHITECTURE.md, "Hand-over".)
+// queue is the actor's only one (no channel open or looked for), so a spin
+// that ends for a hand-over takes the entries it saw itself (kHotTook): its
+// last poll, just before, found the queue empty at its head, and an entry
+// is taken only once that head has passed the entry's mark (ServeDirect).
 __device__ u32 ServeMailbox(WorkerThread& w, OwnedActor& o, DirectSlot* direct, bool resident, bool take_direct,
                             bool* block, bool* retried) {
   const SystemParams* sys = w.sys;
@@ -117,10 +116,11 @@ __device__ u32 ServeMailbox(WorkerThread& w, OwnedActor& o, DirectSlot* direct, 
 #endif
           RK_OC_ONLY(w.cut_cyc = clock64();)
           // The mailbox is the only queue and was just found empty: the
-          // entries seen are taken here, without the way back through the
-          // owner loop (about 0.25 µs of an Ask, bench/NOTES.md, session
-          // 38). Once: an entry handed back (retry_later, a dead letter
-          // that found the host ring full) waits for a later iteration.
+          // entries seen are taken here (those whose marks the head has
+          // passed), without the way back through the owner loop (about
+          // 0.25 µs of an Ask, bench/NOTES.md, session 38). Once: an entry
+          // handed back (retry_later, a dead letter that found the host
+          // ring full) or waiting for its mark waits for a later iteration.
           // (A record taken in this call may have announced a channel.)
           if (take_direct && o.look == 0) {
             if (n != stored) {
@@ -409,7 +409,9 @@ __device__ __forceinline__ void SwapOutChannel(OwnedActor& o, ChannelRx* rx, u32
 // Takes the messages the poller handed over in `d` before `tail` (a tail of
 // the slot the owner read), if any, and handles them in order. Only after
 // the messages queued before them (see the top of rt_worker.cuh and the owner
-// loop). Returns how many.
+// loop): an entry waits until the mailbox head (`o` is the mailbox) has
+// passed its mark, the mailbox tail the poller read after the record.
+// Returns how many.
 __device__ u32 ServeDirect(WorkerThread& w, OwnedActor& o, DirectSlot* d, u32 tail) {
   u32 head = SlotGet(&d->head);
   if (tail == head) return 0;
@@ -432,6 +434,12 @@ __device__ u32 ServeDirect(WorkerThread& w, OwnedActor& o, DirectSlot* d, u32 ta
     RK_OC_ONLY(const long long oc0 = clock64();)
     __threadfence_block();
     DirectEntry* e = &d->e[head % kDirectDepth];
+    // A K2K message reserved before this one came is not taken yet (its
+    // sender may still be writing it): the entry waits for a later look.
+    if (static_cast<i64>(o.head - SlotGet64(&e->mark)) < 0) {
+      RK_ORDER_EVENT(kOrderDirectWait, w.worker, tail - head, o.index, head, 0u);
+      break;
+    }
     MailRecord r;
     const u64 st = SlotGetPair(&e->size);
     r.h.size = static_cast<u32>(st);

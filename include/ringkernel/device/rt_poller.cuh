@@ -200,17 +200,28 @@ __device__ u32 ForwardHostRecord(const Window& win, u32 base, const u64* rslot, 
 // next poll.
 constexpr u64 kDirectWaitNs = 20000;
 
+// Lane 0, after the slot's `actor` was read and found loaded (and a block
+// fence): the mark of an entry for the record just read — the actor's
+// mailbox tail, read after the record (its address comes from the record's
+// words). Its load is issued here, among the poller's checks, and waited
+// for only where the mark is stored (PutDirectHeader), after the payload's.
+__device__ __forceinline__ u64 LoadMark(DirectSlot* slot) {
+  const u64 box = SlotGet64(&slot->box);
+  return box != 0 ? LoadRelaxedGpu(&reinterpret_cast<MailboxHeader*>(box)->tail.value) : 0;
+}
+
 // Lane 0: a hand-over entry's fields besides the payload.
-__device__ __forceinline__ void PutDirectHeader(const LlHeader& h, DirectEntry* e) {
+__device__ __forceinline__ void PutDirectHeader(const LlHeader& h, u64 mark, DirectEntry* e) {
   SlotSet64(reinterpret_cast<unsigned long long*>(&e->size), static_cast<u64>(h.size) | static_cast<u64>(h.type) << 32);
   SlotSet64(&e->correlation, h.correlation);
   SlotSet64(&e->hlc, h.hlc);
+  SlotSet64(&e->mark, mark);
 }
 
 // Copies the record at window word `base` into entry `e` of a hand-over
 // ring: each lane stores the payload words its window holds (the caller
 // checked that the window holds the whole record).
-__device__ __forceinline__ void PutDirect(const Window& win, u32 base, const LlHeader& h, DirectEntry* e) {
+__device__ __forceinline__ void PutDirect(const Window& win, u32 base, const LlHeader& h, u64 mark, DirectEntry* e) {
   const u32 lane = LaneId();
   const u32 words = (h.size + 3) / 4;
   const u32 from = base + kLlHeaderWords;
@@ -228,7 +239,7 @@ __device__ __forceinline__ void PutDirect(const Window& win, u32 base, const LlH
       SlotSet(&e->payload[i - from], LlData(win.v[k][0]));
     }
   }
-  if (lane == 0) PutDirectHeader(h, e);
+  if (lane == 0) PutDirectHeader(h, mark, e);
 }
 
 // The times an `Ask`'s record passed the poller's steps, stamped with the
@@ -355,14 +366,17 @@ __device__ __forceinline__ u32 TakeRecords(WorkerThread& w, HostRing& ring, cons
     DirectSlot* slot = pos < kDirectSlots ? &slots[pos] : nullptr;
     bool direct = false;
     u32 dtail = 0;
+    u64 mark = 0;  // lane 0: the entry's (LoadMark)
     if (slot != nullptr) {
       u32 head = 0, pending = 0, actor = 0, type = 0, failed = 0, eligible = 0, ok = 0;
       if (lane == 0) {
         // 64-bit reads of the fields (pairs of neighbours).
-        // `actor` first: its owner wrote the type, the failed flag and the
-        // handler mask before it, with a block fence between.
+        // `actor` first: its owner wrote the type, the failed flag, the
+        // handler mask and the mailbox before it, with a block fence
+        // between.
         const u64 pa = SlotGetPair(&slot->pending);
         __threadfence_block();
+        mark = LoadMark(slot);
         const u64 ht = SlotGetPair(&slot->head);
         const u64 tf = SlotGetPair(&slot->actor_type);
         const u64 thread_types = SlotGet64(&slot->thread_types);
@@ -404,7 +418,7 @@ __device__ __forceinline__ u32 TakeRecords(WorkerThread& w, HostRing& ring, cons
       dtail = __shfl_sync(0xFFFFFFFFu, dtail, 0);
     }
     if (direct) {
-      PutDirect(win, base, h, &slot->e[dtail % kDirectDepth]);
+      PutDirect(win, base, h, mark, &slot->e[dtail % kDirectDepth]);
 #ifdef RK_ASK_STAMPS
       const u64 put = GlobalTimerNs();
 #endif
@@ -698,11 +712,13 @@ __device__ __forceinline__ bool QuietHandOver(WorkerThread& w, HostRing& ring, c
 #endif
   DirectSlot* slot = &slots[h.peer];
   u32 take = 0;  // lane 0: 1 + the entry's index when the hand-over may go ahead
+  u64 mark = 0;  // lane 0: the entry's (LoadMark)
   if (lane == 0) {
     // TakeRecords' reads of the slot, in its order (`actor` first, then a
     // block fence, then the rest).
     const u64 pa = SlotGetPair(&slot->pending);
     __threadfence_block();
+    mark = LoadMark(slot);
     const u64 ht = SlotGetPair(&slot->head);
     const u64 tf = SlotGetPair(&slot->actor_type);
     const u64 thread_types = SlotGet64(&slot->thread_types);
@@ -732,7 +748,7 @@ __device__ __forceinline__ bool QuietHandOver(WorkerThread& w, HostRing& ring, c
       SlotSet(&e->payload[i - kLlHeaderWords], LlData(win.v[0][0]));
     }
   }
-  if (lane == 0) PutDirectHeader(h, e);
+  if (lane == 0) PutDirectHeader(h, mark, e);
 #ifdef RK_ASK_STAMPS
   const u64 put = GlobalTimerNs();
 #endif

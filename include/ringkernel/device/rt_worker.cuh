@@ -33,12 +33,15 @@
 //     the actor's mailbox as any producer would. Per (host, actor) FIFO
 //     holds: the poller hands over directly only while none of the actor's
 //     host messages wait in its mailbox, and forwards only while its
-//     hand-over ring is empty. An owner takes the hand-overs it saw before
-//     it found its mailbox and its channels empty (and no channel opened
-//     that it has not looked at), or once each of their heads has passed the
-//     tail it read after it saw them waiting: a host message does not
-//     overtake the K2K messages already there, and an actor that keeps
-//     itself busy still gets it.
+//     hand-over ring is empty. A host message does not overtake the K2K
+//     messages reserved in the actor's queues before it came: each entry
+//     carries the mailbox tail the poller read after the record (its mark),
+//     and the owner takes it only once its mailbox head has passed the mark.
+//     The channels have tails of their own, so for them the owner also
+//     takes only the hand-overs it saw before it found its queues empty (and
+//     no channel opened that it has not looked at), or once each head has
+//     passed the tail it read after it saw them waiting. An actor that keeps
+//     itself busy still gets its host messages.
 //   * Block handlers: the owner queues the actor in shared memory and raises
 //     a request; every warp checks the request each iteration and the block
 //     meets at a barrier to run them. No barrier otherwise.
@@ -148,6 +151,7 @@ __device__ __forceinline__ void WorkerRoleLoop(const SystemParams* sys, u32 work
           u64 thread_types = 0;
           for (u32 m = 0; m < 64; ++m) thread_types |= u64{HandlerKindOf(mine.type, m) == 1} << m;
           SlotSet64(&my_direct->thread_types, thread_types);
+          SlotSet64(&my_direct->box, reinterpret_cast<u64>(mine.box));
           __threadfence_block();
           SlotSet(&my_direct->actor, mine.index + 1);
         }
@@ -204,7 +208,6 @@ __device__ __forceinline__ void WorkerRoleLoop(const SystemParams* sys, u32 work
             drained = false;
           }
         }
-        const u32 first_src = __ffs(sources) - 1;
         // The hand-overs that came before any source is polled in this
         // iteration: the ones a drained iteration may take (below).
         u32 direct_limit = my_direct != nullptr ? SlotGet(&my_direct->tail) : 0u;
@@ -223,21 +226,21 @@ __device__ __forceinline__ void WorkerRoleLoop(const SystemParams* sys, u32 work
             did |= (mine.hot & kHotTookAny) != 0 ? 1u : 0u;
             mine.hot &= ~(kHotTook | kHotTookAny | kHotCut);
             direct_mark = kNoMark;
-            if (mine.failed) SlotSet(&my_direct->failed, 1);
             RK_HOP_CYCLE(w, kHcSources);
             goto hand_overs_done;
           }
           if ((mine.hot & kHotCut) != 0) {
-            // This source's spin ended for a hand-over: its last poll came
-            // just before the hand-over was seen, and the sources after it
-            // are polled after. So if it is the first source, a drained
-            // iteration may take what the spin saw. (A later source's spin
-            // leaves the sources before it found empty that long ago: a
-            // message that landed in one since may have come before the
-            // hand-over — its sender, say, told the host it had sent it.)
-            // (An actor with no channel has its spin take the hand-over
-            // itself, above.)
-            if (src == first_src) direct_limit = SlotGet(&my_direct->tail);
+            // This source's spin ended for a hand-over. If it is the
+            // mailbox (always the first source polled), a drained iteration may take what the
+            // spin saw: the entries' marks cover the mailbox, and the
+            // channels are polled after. (A channel's spin has no marks: a
+            // message that landed in it after its last poll, or in a source
+            // polled before it, may have come before the hand-over — its
+            // sender, say, told the host it had sent it — so those
+            // hand-overs wait for an iteration that saw them first.) (An
+            // actor with no channel has its spin take the hand-over itself,
+            // above.)
+            if (src == 0) direct_limit = SlotGet(&my_direct->tail);
             mine.hot &= ~kHotCut;
           }
           if (src != 0) {

@@ -114,6 +114,7 @@ enum OrderEvent : u32 {
   kOrderMailTake = 5,     // owner: handled a forwarded host message at mailbox `pos`
   kOrderMailRetry = 6,    // owner: ... which asked to be retried
   kOrderNotReady = 7,     // poller: no room in the hand-over ring (aux: eligible)
+  kOrderDirectWait = 8,   // owner: hand-over `pos` waits for K2K messages reserved before it (its mark)
 };
 inline constexpr u32 kOrderTraceEvents = 1u << 22;
 
