@@ -434,20 +434,22 @@ __device__ u32 ServeDirect(WorkerThread& w, OwnedActor& o, DirectSlot* d, u32 ta
     RK_OC_ONLY(const long long oc0 = clock64();)
     __threadfence_block();
     DirectEntry* e = &d->e[head % kDirectDepth];
+    MailRecord r;
+    const u64 st = SlotGetPair(&e->size);
+    r.h.correlation = SlotGet64(&e->correlation);
+    r.h.hlc = SlotGet64(&e->hlc);
+    const u64 mark = SlotGet64(&e->mark);
     // A K2K message reserved before this one came is not taken yet (its
     // sender may still be writing it): the entry waits for a later look.
-    if (static_cast<i64>(o.head - SlotGet64(&e->mark)) < 0) {
+    // (Tested after the entry's reads, so that they go together.)
+    if (static_cast<i64>(o.head - mark) < 0) {
       RK_ORDER_EVENT(kOrderDirectWait, w.worker, tail - head, o.index, head, 0u);
       break;
     }
-    MailRecord r;
-    const u64 st = SlotGetPair(&e->size);
     r.h.size = static_cast<u32>(st);
     r.h.type = static_cast<u32>(st >> 32);
     r.h.sender = kHostActorValue;
     r.h.flags = 0;
-    r.h.correlation = SlotGet64(&e->correlation);
-    r.h.hlc = SlotGet64(&e->hlc);
     // The payload two words at a time.
     const u32 words = (r.h.size + 3) / 4;
     for (u32 i = 0; i < words; i += 2) {

@@ -200,13 +200,13 @@ __device__ u32 ForwardHostRecord(const Window& win, u32 base, const u64* rslot, 
 // next poll.
 constexpr u64 kDirectWaitNs = 20000;
 
-// Lane 0, after the slot's `actor` was read and found loaded (and a block
-// fence): the mark of an entry for the record just read — the actor's
-// mailbox tail, read after the record (its address comes from the record's
-// words). Its load is issued here, among the poller's checks, and waited
+// Lane 0: the mark of an entry for the record just read — the tail of the
+// mailbox `box` (the slot's, read after its `actor` and a block fence; 0
+// while its owner has not loaded it), read after the record (its address
+// comes from the record's words). Its load is issued among the poller's
+// checks, after the slot's reads (which the address waits for), and waited
 // for only where the mark is stored (PutDirectHeader), after the payload's.
-__device__ __forceinline__ u64 LoadMark(DirectSlot* slot) {
-  const u64 box = SlotGet64(&slot->box);
+__device__ __forceinline__ u64 LoadMark(u64 box) {
   return box != 0 ? LoadRelaxedGpu(&reinterpret_cast<MailboxHeader*>(box)->tail.value) : 0;
 }
 
@@ -376,10 +376,11 @@ __device__ __forceinline__ u32 TakeRecords(WorkerThread& w, HostRing& ring, cons
         // between.
         const u64 pa = SlotGetPair(&slot->pending);
         __threadfence_block();
-        mark = LoadMark(slot);
+        const u64 box = SlotGet64(&slot->box);
         const u64 ht = SlotGetPair(&slot->head);
         const u64 tf = SlotGetPair(&slot->actor_type);
         const u64 thread_types = SlotGet64(&slot->thread_types);
+        mark = LoadMark(box);
         head = static_cast<u32>(ht);
         dtail = static_cast<u32>(ht >> 32);
         pending = static_cast<u32>(pa);
@@ -718,10 +719,11 @@ __device__ __forceinline__ bool QuietHandOver(WorkerThread& w, HostRing& ring, c
     // block fence, then the rest).
     const u64 pa = SlotGetPair(&slot->pending);
     __threadfence_block();
-    mark = LoadMark(slot);
+    const u64 box = SlotGet64(&slot->box);
     const u64 ht = SlotGetPair(&slot->head);
     const u64 tf = SlotGetPair(&slot->actor_type);
     const u64 thread_types = SlotGet64(&slot->thread_types);
+    mark = LoadMark(box);
     const u32 head = static_cast<u32>(ht);
     const u32 tail = static_cast<u32>(ht >> 32);
     const bool eligible = static_cast<u32>(pa >> 32) == h.actor + 1 && static_cast<u32>(tf >> 32) == 0 &&
