@@ -88,6 +88,22 @@ struct WidePoked { int32_t pokes; int32_t extra; };
 }  // namespace
 }  // namespace rk
 
+namespace rk {
+namespace {
+// The host's side of kHeldSource's messages (below).
+struct HoldGo { ActorId to; };
+struct HoldStarted { int32_t unused; };
+struct HoldSecond { int32_t unused; };
+struct HoldQuery { int32_t unused; };
+struct HoldOrder { int32_t order; int32_t count; };
+}  // namespace
+}  // namespace rk
+
+RK_HOST_MESSAGE(rk::HoldGo, "HoldGo");
+RK_HOST_MESSAGE(rk::HoldStarted, "HoldStarted");
+RK_HOST_MESSAGE(rk::HoldSecond, "HoldSecond");
+RK_HOST_MESSAGE(rk::HoldQuery, "HoldQuery");
+RK_HOST_MESSAGE(rk::HoldOrder, "HoldOrder");
 RK_HOST_MESSAGE_LAYOUT(rk::StaleSeq, "Seq", "n:int32@0;producer:int32@4");
 RK_HOST_MESSAGE(rk::WidePoked, "Poked");
 
@@ -1753,6 +1769,71 @@ TEST_F(SystemGpuTest, FewWorkersLeaveRoomForTheApplicationsOwnKernels) {
   EXPECT_EQ(n->received, 2u) << n->ToString();
   EXPECT_EQ(n->handled, 2u) << n->ToString();
   EXPECT_EQ(n->dead_lettered, 0u) << n->ToString();
+}
+
+// ---- The hand-over's marks (ARCHITECTURE.md, "Hand-over"): a host message
+// is handled after every K2K message whose sender had reserved its place in
+// the mailbox when the GPU read the host message, even one whose record is
+// not written yet. Built with RK_TEST_HOLD_K2K_RECORD_NS, a K2K send holds
+// between its reservation and its record, as a stalled thread would; the
+// receiver's mailbox is its only queue (no channel arena).
+constexpr char kHeldSource[] = R"(#include <ringkernel/actor.cuh>
+struct HoldGo { rk::ActorId to; };
+struct HoldStarted { int unused; };
+struct HoldFirst { int unused; };
+struct HoldSecond { int unused; };
+struct HoldQuery { int unused; };
+struct HoldOrder { int order; int count; };
+// Answers, then sends HoldFirst (held after its reservation).
+struct RK_ACTOR HoldSender {
+  RK_HANDLER void on(const HoldGo& g, rk::Ctx& ctx) {
+    ctx.reply(HoldStarted{0});
+    ctx.send(g.to, HoldFirst{0});
+  }
+};
+// The order it handled them in, a digit each: 1 HoldFirst, 2 HoldSecond.
+struct RK_ACTOR HoldReceiver {
+  int order;
+  int count;
+  RK_HANDLER void on(const HoldFirst& m, rk::Ctx& ctx) { order = order * 10 + 1; ++count; }
+  RK_HANDLER void on(const HoldSecond& m, rk::Ctx& ctx) { order = order * 10 + 2; ++count; }
+  RK_HANDLER void on(const HoldQuery& q, rk::Ctx& ctx) { ctx.reply(HoldOrder{order, count}); }
+};
+)";
+
+TEST(HeldRecordGpuTest, AHostMessageWaitsForAK2kRecordReservedBeforeTheGpuReadItInOrder) {
+  std::unique_ptr<Runtime> runtime;
+  RK_GPU_TEST_SETUP(runtime);
+  CompileOptions options;
+  // The send holds its reserved position 300 ms (the host waits 30 ms of it
+  // before its message: time enough for the reservation, under the
+  // sanitizers too).
+  options.defines = {"RK_TEST_HOLD_K2K_RECORD_NS=300000000"};
+  absl::StatusOr<Program> p = runtime->CompileSources({{"held.cu", kHeldSource}}, options);
+  ASSERT_TRUE(p.ok()) << p.status();
+  SystemOptions o;
+  o.channel_arena_bytes = 0;
+  absl::StatusOr<std::unique_ptr<System>> started = runtime->Start(*p, ::rk::testing::TestOptions(o));
+  ASSERT_TRUE(started.ok()) << started.status();
+  System& sys = **started;
+  absl::StatusOr<ActorId> receiver = sys.Spawn("HoldReceiver", "receiver");
+  absl::StatusOr<ActorId> sender = sys.Spawn("HoldSender", "sender");
+  ASSERT_TRUE(receiver.ok() && sender.ok());
+  // The receiver is its worker's first actor (its host messages are handed
+  // over), the sender on another worker (its hold stalls only its own warp).
+  ASSERT_NE(internal::SystemAccess::WorkerOf(sys, *receiver), internal::SystemAccess::WorkerOf(sys, *sender));
+  absl::StatusOr<HoldStarted> go = sys.Ask<HoldStarted>(*sender, HoldGo{*receiver}, kAsk);
+  ASSERT_TRUE(go.ok()) << go.status();
+  absl::SleepFor(absl::Milliseconds(30));
+  ASSERT_TRUE(sys.Send(*receiver, HoldSecond{0}).ok());
+  absl::StatusOr<HoldOrder> order = sys.Ask<HoldOrder>(*receiver, HoldQuery{0}, kAsk);
+  ASSERT_TRUE(order.ok()) << order.status();
+  EXPECT_EQ(order->count, 2);
+  EXPECT_EQ(order->order, 12) << "the host message overtook a K2K message reserved before the GPU read it";
+  absl::StatusOr<StopReport> rep = sys.Stop();
+  ASSERT_TRUE(rep.ok()) << rep.status();
+  EXPECT_TRUE(rep->drained) << rep->ToString();
+  EXPECT_EQ(rep->unhandled, 0u) << rep->ToString();
 }
 
 }  // namespace

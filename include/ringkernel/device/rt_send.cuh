@@ -245,6 +245,16 @@ __device__ __forceinline__ SendStatus SendToActor(CtxData& d, u32 to, u32 type, 
       }
     }
   }
+#ifdef RK_TEST_HOLD_K2K_RECORD_NS
+  // Tests only: a sender held between its mailbox reservation and its
+  // record, as a thread stalled there would be (the hand-over's marks must
+  // keep a host message behind the record; system_gpu_test).
+  if (c.channel != kViaChannel) {
+    const u64 until = GlobalTimerNs() + static_cast<u64>(RK_TEST_HOLD_K2K_RECORD_NS);
+    while (GlobalTimerNs() < until) {
+    }
+  }
+#endif
   MailboxWriteTyped<kSize, kAlign>(MailboxSlotAt(box, c.log2, c.slot_bytes, pos), c.inline_words,
                                    LlFlag(pos, c.log2), h, payload);
   if (c.channel == kViaChannel) {
