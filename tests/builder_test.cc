@@ -307,6 +307,13 @@ TEST(DiagnosticBuildTest, TheHostileProgramBuildsWithTheOrderTraceAndExportsIt) 
                         {"rk_order_trace", "rk_order_trace_n"});
 }
 
+// The test-only build that holds each K2K send between its mailbox
+// reservation and its record (system_gpu_test's HeldRecordGpuTest, which
+// runs only on a GPU): the hold compiles into the send path.
+TEST(DiagnosticBuildTest, TheBenchProgramBuildsWithTheTestHoldOfK2kRecords) {
+  ExpectDiagnosticBuild(::rk::testing::SourceDir() + "/handlers/bench.cu", "RK_TEST_HOLD_K2K_RECORD_NS=1000", {});
+}
+
 INSTANTIATE_TEST_SUITE_P(Handlers, HandlersBuildTest,
                          ::testing::Values("bank.cu", "pingpong.cu", "reduce.cu", "bench.cu", "compile_bench.cu"),
                          [](const ::testing::TestParamInfo<std::string>& info) {
