@@ -231,15 +231,15 @@ __device__ __forceinline__ void WorkerRoleLoop(const SystemParams* sys, u32 work
           }
           if ((mine.hot & kHotCut) != 0) {
             // This source's spin ended for a hand-over. If it is the
-            // mailbox (always the first source polled), a drained iteration may take what the
-            // spin saw: the entries' marks cover the mailbox, and the
-            // channels are polled after. (A channel's spin has no marks: a
-            // message that landed in it after its last poll, or in a source
-            // polled before it, may have come before the hand-over — its
-            // sender, say, told the host it had sent it — so those
-            // hand-overs wait for an iteration that saw them first.) (An
-            // actor with no channel has its spin take the hand-over itself,
-            // above.)
+            // mailbox (always the first source polled), a drained
+            // iteration may take what the spin saw: the entries' marks
+            // cover the mailbox, and the channels are polled after. (A
+            // channel's spin has no marks: a message that landed in it
+            // after its last poll, or in a source polled before it, may
+            // have come before the hand-over — its sender, say, told the
+            // host it had sent it — so those hand-overs wait for an
+            // iteration that saw them first.) (An actor with no channel has
+            // its spin take the hand-over itself, above.)
             if (src == 0) direct_limit = SlotGet(&my_direct->tail);
             mine.hot &= ~kHotCut;
           }
