@@ -249,7 +249,7 @@ void DumpOrderTrace(System& sys, uint32_t actor) {
     }
   }
   static const char* kNames[] = {"?", "put-direct", "forward", "direct-take", "direct-retry", "mail-take",
-                                 "mail-retry", "not-ready",  "direct-wait"};
+                                 "mail-retry", "not-ready", "direct-wait"};
   std::vector<size_t> mine;
   for (size_t i = 0; i < n; ++i) {
     if (t[4 * i + 1] == actor) mine.push_back(i);
@@ -274,7 +274,7 @@ void DumpOrderTrace(System& sys, uint32_t actor) {
     const uint32_t* e = &t[4 * mine[k]];
     const uint32_t kind = e[0] & 0xFF;
     std::fprintf(stderr, "%s #%zu %-12s worker %u aux %u pos %u word %u\n", k == bad ? ">>" : "  ", mine[k],
-                 kind < 9 ? kNames[kind] : "?", (e[0] >> 8) & 0xFF, e[0] >> 16, e[2], e[3]);
+                 kind < std::size(kNames) ? kNames[kind] : "?", (e[0] >> 8) & 0xFF, e[0] >> 16, e[2], e[3]);
   }
 }
 

@@ -84,12 +84,6 @@ using ::testing::HasSubstr;
 struct StaleSeq { int32_t n; int32_t producer; };
 // The program's Poked has one int: a host type of its name and another size.
 struct WidePoked { int32_t pokes; int32_t extra; };
-
-}  // namespace
-}  // namespace rk
-
-namespace rk {
-namespace {
 // The host's side of kHeldSource's messages (below).
 struct HoldGo { ActorId to; };
 struct HoldStarted { int32_t unused; };
