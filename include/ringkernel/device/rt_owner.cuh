@@ -105,8 +105,11 @@ __device__ u32 ServeMailbox(WorkerThread& w, OwnedActor& o, DirectSlot* direct, 
       // is the actor's only queue (take_direct), else once this returns.
       if (resident && IsHot(o)) {
         const u32 spin_max = (o.hot & kHotLong) != 0 ? kLongSpinPolls : kHotSpinPolls;
-        const u32 direct_tail = direct != nullptr ? SlotGet(&direct->tail) : 0u;
-        if (direct != nullptr && direct_tail != SlotGet(&direct->head)) {
+        // The hand-over ring's head and tail in one shared atomic (none:
+        // both 0).
+        const u64 direct_ht = direct != nullptr ? SlotGetPair(&direct->head) : 0ull;
+        const u32 direct_tail = static_cast<u32>(direct_ht >> 32);
+        if (direct_tail != static_cast<u32>(direct_ht)) {
           // A hand-over soon after a spin ran out: a conversation too.
           if ((o.hot & kHotRanOut) != 0) o.hot = (o.hot & ~kHotRanOut) | kHotLong;
           cut = true;
