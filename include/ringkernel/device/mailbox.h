@@ -352,6 +352,29 @@ RK_UNROLL
   }
 }
 
+// The register words of a typed payload of kSize bytes, up to
+// kMailInlineSplit (larger ones are never copied by the word): kPairs pairs
+// of LL words (inline words are even: a padding word may be written).
+template <u32 kSize>
+struct MailTyped {
+  static constexpr u32 kBytes = kSize > kMailInlineSplit ? 0 : kSize;
+  static constexpr u32 kPairs = ((kBytes + 3) / 4 + 1) / 2;
+  static constexpr u32 kWords = 2 * kPairs + 2;
+};
+
+// Stores a record whose payload of kSize bytes (up to kMailInlineSplit) is
+// in `w` (MailTyped<kSize>::kWords words, from LoadPayloadWords): the
+// payload's LL words at fixed offsets, then the header.
+template <u32 kSize>
+RK_HOST_DEVICE RK_FORCEINLINE void MailboxWriteWords(u64* slot, u32 flag, const MailHeader& h, const u32* w) {
+  u64* out = slot + kMailHeaderWords;
+RK_UNROLL
+  for (u32 p = 0; p + 1 <= MailTyped<kSize>::kPairs; ++p) {
+    StoreLlPairGpu(out + 2 * p, LlWord(w[2 * p], flag), LlWord(w[2 * p + 1], flag));
+  }
+  MailboxStoreHeader(slot, flag, h);
+}
+
 // MailboxWrite for a payload whose size and alignment are constants (a
 // message sent from a handler). The payload's words are copied at fixed
 // offsets, so a message built in registers is stored from registers. A
@@ -366,17 +389,9 @@ RK_HOST_DEVICE RK_FORCEINLINE void MailboxWriteTyped(u64* slot, u32 inline_words
   }
   // (Sizes above kMailInlineSplit never reach here; kBytes keeps their
   // instantiations small.)
-  constexpr u32 kBytes = kSize > kMailInlineSplit ? 0 : kSize;
-  // Pairs of words (inline words are even: a padding word may be written).
-  constexpr u32 kPairs = ((kBytes + 3) / 4 + 1) / 2;
-  u32 w[2 * kPairs + 2] = {};
-  LoadPayloadWords<kBytes, kAlign>(payload, w);
-  u64* out = slot + kMailHeaderWords;
-RK_UNROLL
-  for (u32 p = 0; p + 1 <= kPairs; ++p) {
-    StoreLlPairGpu(out + 2 * p, LlWord(w[2 * p], flag), LlWord(w[2 * p + 1], flag));
-  }
-  MailboxStoreHeader(slot, flag, h);
+  u32 w[MailTyped<kSize>::kWords] = {};
+  LoadPayloadWords<MailTyped<kSize>::kBytes, kAlign>(payload, w);
+  MailboxWriteWords<kSize>(slot, flag, h, w);
 }
 
 // The owner's view of a record it has taken.

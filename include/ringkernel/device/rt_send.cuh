@@ -125,6 +125,9 @@ __device__ __forceinline__ u32 TraceFlowPosition(const void* box, u32 channel, u
                  : static_cast<u32>(pos);
 }
 
+// The largest payload a K2K send loads into registers first (SendToActor).
+constexpr u32 kSendEarlyMaxBytes = 64;
+
 // Sends a payload of kSize bytes (alignment kAlign) to actor `to`. Inlined
 // into every send site, with the Ctx in registers: a message built in the
 // handler goes from registers to the LL words of the receiver's mailbox or
@@ -135,6 +138,15 @@ template <u32 kSize, u32 kAlign>
 __device__ __forceinline__ SendStatus SendToActor(CtxData& d, u32 to, u32 type, const void* payload, u64 correlation,
                                                   u32 sender) {
   RK_HOP_ONLY(const u64 hop_in = GlobalTimerNs(); const long long hop_cyc_in = clock64();)
+  // A payload of up to kSendEarlyMaxBytes is loaded before anything else:
+  // the send's loads and atomics clobber memory, so a message the handler
+  // built would otherwise be stored to its stack and read back after them.
+  // (Larger ones are read where they lie: their words would hold registers
+  // across the send.)
+  constexpr bool kEarly = kSize <= kSendEarlyMaxBytes;
+  constexpr u32 kEarlySize = kEarly ? kSize : 0;
+  u32 early[MailTyped<kEarlySize>::kWords] = {};
+  if (kEarly) LoadPayloadWords<kEarlySize, kAlign>(payload, early);
   const SystemParams* sys = d.sys;
   SendCache& c = d.cache;
   // The cache holds only a receiver that passed the checks below (or none:
@@ -255,8 +267,12 @@ __device__ __forceinline__ SendStatus SendToActor(CtxData& d, u32 to, u32 type, 
     }
   }
 #endif
-  MailboxWriteTyped<kSize, kAlign>(MailboxSlotAt(box, c.log2, c.slot_bytes, pos), c.inline_words,
-                                   LlFlag(pos, c.log2), h, payload);
+  if (kEarly) {
+    MailboxWriteWords<kEarlySize>(MailboxSlotAt(box, c.log2, c.slot_bytes, pos), LlFlag(pos, c.log2), h, early);
+  } else {
+    MailboxWriteTyped<kSize, kAlign>(MailboxSlotAt(box, c.log2, c.slot_bytes, pos), c.inline_words,
+                                     LlFlag(pos, c.log2), h, payload);
+  }
   if (c.channel == kViaChannel) {
     RK_HOP_ONLY({
       unsigned long long* hs = HopStampRow(to, pos);
