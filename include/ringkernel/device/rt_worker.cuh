@@ -208,18 +208,22 @@ __device__ __forceinline__ void WorkerRoleLoop(const SystemParams* sys, u32 work
             drained = false;
           }
         }
-        // The hand-overs that came before any source is polled in this
-        // iteration: the ones a drained iteration may take (below).
-        u32 direct_limit = my_direct != nullptr ? SlotGet(&my_direct->tail) : 0u;
+        // The mailbox is the actor's only queue (no channel open or looked
+        // for): the entries' marks alone order its hand-overs (below), and
+        // its spin takes the ones it sees itself (ServeMailbox's
+        // take_direct). Cleared when this iteration's records announce a
+        // channel.
+        bool sole = rx_bits == 0 && mine.look == 0;
+        // Otherwise, the hand-overs that came before any source is polled in
+        // this iteration: the ones a drained iteration may take (below).
+        u32 direct_limit = my_direct != nullptr && !sole ? SlotGet(&my_direct->tail) : 0u;
         do {
           const u32 src = __ffs(sources) - 1;
           sources &= sources - 1;
           SourceSaved saved{};
           if (src != 0) saved = SwapInChannel(mine, my_rx, src - 1);
           // A block handler's queue entry names the source (RunBlockMessage).
-          // The mailbox as the actor's only queue: its spin takes the
-          // hand-overs it sees itself (ServeMailbox's take_direct).
-          drained = serve(mine, first | src << 24, my_direct, true, rx_bits == 0 && mine.look == 0) && drained;
+          drained = serve(mine, first | src << 24, my_direct, true, sole) && drained;
           if ((mine.hot & kHotTook) != 0) {
             // It did: no other hand-over is taken in this iteration (one
             // it handed back waits for a later one, as anywhere).
@@ -259,17 +263,27 @@ __device__ __forceinline__ void WorkerRoleLoop(const SystemParams* sys, u32 work
           mine.look = my_rx != nullptr && !LookForChannels(sys, mine.index, my_rx);
           if (my_rx != nullptr) rx_bits = (rx_bits & ~0xFFu) | my_rx->active;
           drained = false;
+          sole = false;
         }
         // Hand-overs: a host message is handled after the K2K messages that
         // were in the mailbox and the channels when it came (see the top of
-        // this file).
+        // this file). For the mailbox alone the entries' marks say when:
+        // ServeDirect takes those whose marks the head has passed, whatever
+        // this iteration found (drained, busy, a block handler's message or
+        // a retry_later at the head), and leaves the rest. With channels, the
+        // loop's own rules: a drained iteration takes what came before its
+        // polls, a busy one waits until each head has passed the tail it read
+        // when it first found the hand-over waiting.
         if (my_direct != nullptr) {
-          if (drained) {
-            RK_OC_ONLY(const long long oc_d = clock64(); w.cut_call = oc_d;)
-            const u32 nd = ServeDirect(w, mine, my_direct, direct_limit);
-            RK_OC_ONLY(if (nd != 0) RK_OC_ADD(kOcServeDirect, clock64() - oc_d);)
-            did |= nd;
-            direct_mark = kNoMark;
+          bool take = false;
+          u32 limit = 0;
+          if (sole) {
+            const u64 ht = SlotGetPair(&my_direct->head);
+            limit = static_cast<u32>(ht >> 32);
+            take = limit != static_cast<u32>(ht);
+          } else if (drained) {
+            take = true;
+            limit = direct_limit;
           } else if (SlotGet(&my_direct->tail) != SlotGet(&my_direct->head)) {
             // A hand-over waits while the actor stays busy (one that sends
             // itself messages may never leave its mailbox empty): it is
@@ -295,12 +309,17 @@ __device__ __forceinline__ void WorkerRoleLoop(const SystemParams* sys, u32 work
                   passed = passed && static_cast<i64>(my_rx->head[k] - my_rx->mark[k]) >= 0;
                 }
               }
-              if (passed) {
-                did |= ServeDirect(w, mine, my_direct, direct_mark_tail);
-                direct_mark = kNoMark;
-              }
+              take = passed;
+              limit = direct_mark_tail;
             }
           }
+          if (take) {
+            RK_OC_ONLY(const long long oc_d = clock64(); w.cut_call = oc_d;)
+            const u32 nd = ServeDirect(w, mine, my_direct, limit);
+            RK_OC_ONLY(if (nd != 0) RK_OC_ADD(kOcServeDirect, clock64() - oc_d);)
+            did |= nd;
+          }
+          if (take || sole) direct_mark = kNoMark;
           if (mine.failed) SlotSet(&my_direct->failed, 1);
         }
       hand_overs_done:
