@@ -139,8 +139,11 @@ __device__ __forceinline__ u32 OwnerCount() { return blockDim.x - kFirstOwner; }
 // for races.
 constexpr u32 kDirectSlots = 32;
 constexpr u32 kDirectDepth = 4;
-constexpr u32 kDirectWords = 30;  // 120 payload bytes
-struct alignas(8) DirectEntry {
+constexpr u32 kDirectWords = 28;  // 112 payload bytes
+// Its fields in 16-byte pairs, each read and written in one shared atomic
+// on sm_90 (SlotGet128): the size and type with the correlation, the clock
+// with the mark, the payload by four words.
+struct alignas(16) DirectEntry {
   u32 size;
   u32 msg_type;
   unsigned long long correlation;
@@ -153,8 +156,11 @@ struct alignas(8) DirectEntry {
   unsigned long long mark;
   u32 payload[kDirectWords];
 };
-RK_ASSERT_OFFSET(DirectEntry, payload, 32);  // 8-byte aligned: read in pairs
-static_assert(kDirectWords % 2 == 0, "the payload is read in pairs");
+RK_ASSERT_OFFSET(DirectEntry, correlation, 8);
+RK_ASSERT_OFFSET(DirectEntry, hlc, 16);
+RK_ASSERT_OFFSET(DirectEntry, mark, 24);
+RK_ASSERT_OFFSET(DirectEntry, payload, 32);
+static_assert(kDirectWords % 4 == 0 && sizeof(DirectEntry) % 16 == 0, "the payload is read by 16 bytes");
 struct DirectSlot {
   u32 head;     // entries taken (the owner advances it)
   u32 tail;     // entries written (the poller advances it)
@@ -168,6 +174,7 @@ struct DirectSlot {
   // The actor's MailboxHeader (the poller reads its tail for an entry's
   // mark); written with the fields above, before `actor`.
   unsigned long long box;
+  unsigned long long unused;  // the entries 16-byte aligned
   DirectEntry e[kDirectDepth];
 };
 // SlotGetPair reads these fields in pairs.
@@ -178,6 +185,7 @@ RK_ASSERT_OFFSET(DirectSlot, actor_type, 16);
 RK_ASSERT_OFFSET(DirectSlot, failed, 20);
 RK_ASSERT_OFFSET(DirectSlot, thread_types, 24);
 RK_ASSERT_OFFSET(DirectSlot, box, 32);
+RK_ASSERT_OFFSET(DirectSlot, e, 48);
 
 __device__ __forceinline__ u32 SlotGet(u32* p) { return atomicOr(p, 0u); }
 __device__ __forceinline__ void SlotSet(u32* p, u32 v) { atomicExch(p, v); }
@@ -189,6 +197,41 @@ __device__ __forceinline__ void SlotSet64(unsigned long long* p, u64 v) { atomic
 // read: the first in the low half.
 __device__ __forceinline__ u64 SlotGetPair(u32* p) {
   return atomicCAS(reinterpret_cast<unsigned long long*>(p), 0ull, 0ull);
+}
+// Two neighbouring 64-bit fields, 16-byte aligned, in one read: on sm_90 a
+// 128-bit compare-and-swap that never swaps (one native shared atomic),
+// elsewhere two 64-bit reads. `lo` is the field at the lower address.
+struct SlotPair128 {
+  u64 lo, hi;
+};
+__device__ __forceinline__ SlotPair128 SlotGet128(void* p) {
+  SlotPair128 v;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile(
+      "{\n\t.reg .b128 z, d;\n\tmov.b128 z, {%2, %2};\n\tatom.shared.cas.b128 d, [%3], z, z;\n\t"
+      "mov.b128 {%0, %1}, d;\n\t}"
+      : "=l"(v.lo), "=l"(v.hi)
+      : "l"(0ull), "r"(static_cast<u32>(__cvta_generic_to_shared(p)))
+      : "memory");
+#else
+  unsigned long long* q = static_cast<unsigned long long*>(p);
+  v.lo = SlotGet64(q);
+  v.hi = SlotGet64(q + 1);
+#endif
+  return v;
+}
+// The same two fields written in one exchange on sm_90 (two elsewhere).
+__device__ __forceinline__ void SlotSet128(void* p, u64 lo, u64 hi) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile(
+      "{\n\t.reg .b128 v, d;\n\tmov.b128 v, {%0, %1};\n\tatom.shared.exch.b128 d, [%2], v;\n\t}" ::"l"(lo),
+      "l"(hi), "r"(static_cast<u32>(__cvta_generic_to_shared(p)))
+      : "memory");
+#else
+  unsigned long long* q = static_cast<unsigned long long*>(p);
+  SlotSet64(q, lo);
+  SlotSet64(q + 1, hi);
+#endif
 }
 // Whether the poller handed the slot's actor a host message that its owner
 // has not taken: `head` and `tail` in one read (one shared atomic, where

@@ -438,10 +438,12 @@ __device__ u32 ServeDirect(WorkerThread& w, OwnedActor& o, DirectSlot* d, u32 ta
     __threadfence_block();
     DirectEntry* e = &d->e[head % kDirectDepth];
     MailRecord r;
-    const u64 st = SlotGetPair(&e->size);
-    r.h.correlation = SlotGet64(&e->correlation);
-    r.h.hlc = SlotGet64(&e->hlc);
-    const u64 mark = SlotGet64(&e->mark);
+    const SlotPair128 sc = SlotGet128(&e->size);  // size and type, correlation
+    const SlotPair128 hm = SlotGet128(&e->hlc);   // hlc, mark
+    const u64 st = sc.lo;
+    r.h.correlation = sc.hi;
+    r.h.hlc = hm.lo;
+    const u64 mark = hm.hi;
     // A K2K message reserved before this one came is not taken yet (its
     // sender may still be writing it): the entry waits for a later look.
     // (Tested after the entry's reads, so that they go together.)
@@ -453,12 +455,12 @@ __device__ u32 ServeDirect(WorkerThread& w, OwnedActor& o, DirectSlot* d, u32 ta
     r.h.type = static_cast<u32>(st >> 32);
     r.h.sender = kHostActorValue;
     r.h.flags = 0;
-    // The payload two words at a time.
+    // The payload four words at a time (w.buf is 16-byte aligned).
     const u32 words = (r.h.size + 3) / 4;
-    for (u32 i = 0; i < words; i += 2) {
-      const u64 v = SlotGetPair(&e->payload[i]);
-      w.buf[i] = static_cast<u32>(v);
-      w.buf[i + 1] = static_cast<u32>(v >> 32);
+    for (u32 i = 0; i < words; i += 4) {
+      const SlotPair128 v = SlotGet128(&e->payload[i]);
+      reinterpret_cast<u64*>(w.buf + i)[0] = v.lo;
+      reinterpret_cast<u64*>(w.buf + i)[1] = v.hi;
     }
     r.payload = reinterpret_cast<const u8*>(w.buf);
     RK_ASK_STAMP(r.h.correlation, kStampTaken, GlobalTimerNs());

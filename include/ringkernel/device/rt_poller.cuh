@@ -212,10 +212,8 @@ __device__ __forceinline__ u64 LoadMark(u64 box) {
 
 // Lane 0: a hand-over entry's fields besides the payload.
 __device__ __forceinline__ void PutDirectHeader(const LlHeader& h, u64 mark, DirectEntry* e) {
-  SlotSet64(reinterpret_cast<unsigned long long*>(&e->size), static_cast<u64>(h.size) | static_cast<u64>(h.type) << 32);
-  SlotSet64(&e->correlation, h.correlation);
-  SlotSet64(&e->hlc, h.hlc);
-  SlotSet64(&e->mark, mark);
+  SlotSet128(&e->size, static_cast<u64>(h.size) | static_cast<u64>(h.type) << 32, h.correlation);
+  SlotSet128(&e->hlc, h.hlc, mark);
 }
 
 // Copies the record at window word `base` into entry `e` of a hand-over

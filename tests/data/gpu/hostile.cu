@@ -149,7 +149,7 @@ struct RK_ACTOR Mixer {
 // ---- A flood: one actor fills every mailbox it is given. ----
 // Victims are slow (each Drop takes `work_ns`); per source (0: the flooder,
 // 1: the host) they count what they handle and check the order. A BigDrop
-// is a Drop too large for the hand-over in shared memory (120 bytes): the
+// is a Drop too large for the hand-over in shared memory (112 bytes): the
 // host's go through the victim's mailbox, where they meet the flood.
 struct Drop { int src; int seq; };
 struct BigDrop { int src; int seq; unsigned char pad[128]; };
@@ -183,7 +183,7 @@ struct RK_ACTOR Victim {
 // Fills each target's mailbox until kFull, one after the other; once every
 // one is full it hands its message back (ctx.retry_later) so that the
 // victims, and everyone else on its worker, run; then fills them again,
-// until `duration_ns` has passed. Larger than a hand-over entry (120 bytes),
+// until `duration_ns` has passed. Larger than a hand-over entry (112 bytes),
 // so the host forwards it to the flooder's mailbox, where its retries keep
 // it at the head.
 struct Flood {
