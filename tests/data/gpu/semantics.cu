@@ -228,6 +228,10 @@ struct RK_ACTOR Looper {
 struct Little { int n; unsigned char bytes[20]; };
 struct Large { int n; int len; unsigned char bytes[400]; };
 struct Huge { int n; int len; unsigned char bytes[4088]; };  // 4096 bytes
+// Either side of the largest hand-over (112 bytes): Edge112 is handed over,
+// its last 16 bytes in the entry's last piece; Edge120 goes by the mailbox.
+struct Edge112 { int n; unsigned char bytes[108]; };
+struct Edge120 { int n; unsigned char bytes[116]; };
 struct MixQuery { int unused; };
 struct MixReport { long long received; long long out_of_order; long long bad_bytes; int last; };
 struct RK_ACTOR MixChecker {
@@ -247,6 +251,8 @@ struct RK_ACTOR MixChecker {
   RK_HANDLER void on(const Little& m, rk::Ctx& ctx) { Check(m.n, m.bytes, 20); }
   RK_HANDLER void on(const Large& m, rk::Ctx& ctx) { Check(m.n, m.bytes, m.len > 400 ? 400 : m.len); }
   RK_HANDLER void on(const Huge& m, rk::Ctx& ctx) { Check(m.n, m.bytes, m.len > 4088 ? 4088 : m.len); }
+  RK_HANDLER void on(const Edge112& m, rk::Ctx& ctx) { Check(m.n, m.bytes, 108); }
+  RK_HANDLER void on(const Edge120& m, rk::Ctx& ctx) { Check(m.n, m.bytes, 116); }
   RK_HANDLER void on(const MixQuery& q, rk::Ctx& ctx) {
     ctx.reply(MixReport{received, out_of_order, bad_bytes, last});
   }
