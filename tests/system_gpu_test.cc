@@ -154,12 +154,28 @@ class SystemGpuTest : public ::testing::Test {
     o.host_inbox_capacity = 4;
     return StartSystem(o);
   }
+  // MixChecker `mix` has received `messages` messages (1, 2, ...), each
+  // whole and in order.
+  static void ExpectMixWholeInOrder(System& s, ActorId mix, int messages) {
+    absl::StatusOr<MixReport> r = s.Ask<MixReport>(mix, MixQuery{0}, kAsk);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->received, messages);
+    EXPECT_EQ(r->last, messages);
+    EXPECT_EQ(r->out_of_order, 0);
+    EXPECT_EQ(r->bad_bytes, 0) << "a torn payload";
+  }
+  // Message `n` of a MixChecker type, its first `len` bytes as it checks them.
+  template <typename M>
+  static M MixMessage(int n, int len) {
+    M m{};
+    m.n = n;
+    for (int i = 0; i < len; ++i) m.bytes[i] = static_cast<unsigned char>(n * 7 + i);
+    return m;
+  }
   // A 400-byte Large message whose bytes MixChecker checks.
   static Large LargeMessage(int n) {
-    Large m{};
-    m.n = n;
+    Large m = MixMessage<Large>(n, 400);
     m.len = 400;
-    for (int i = 0; i < 400; ++i) m.bytes[i] = static_cast<unsigned char>(n * 7 + i);
     return m;
   }
 
@@ -228,25 +244,15 @@ TEST_F(SystemGpuTest, HostMessagesOfMixedSizesWrapTheRingAndArriveWholeInOrder) 
     // records start at every unit offset of the ring.
     absl::Status s;
     if (n % 5 == 0 || n % 7 == 0) {
-      Large m{};
-      m.n = n;
+      Large m = MixMessage<Large>(n, 400);
       m.len = (n * 37) % 401;
-      for (int i = 0; i < 400; ++i) m.bytes[i] = static_cast<unsigned char>(n * 7 + i);
       s = sys->Send(mix, m, absl::Now() + absl::Seconds(10));
     } else {
-      Little m{};
-      m.n = n;
-      for (int i = 0; i < 20; ++i) m.bytes[i] = static_cast<unsigned char>(n * 7 + i);
-      s = sys->Send(mix, m, absl::Now() + absl::Seconds(10));
+      s = sys->Send(mix, MixMessage<Little>(n, 20), absl::Now() + absl::Seconds(10));
     }
     ASSERT_TRUE(s.ok()) << "message " << n << ": " << s;
   }
-  absl::StatusOr<MixReport> r = sys->Ask<MixReport>(mix, MixQuery{0}, kAsk);
-  ASSERT_TRUE(r.ok()) << r.status();
-  EXPECT_EQ(r->received, kMessages);
-  EXPECT_EQ(r->last, kMessages);
-  EXPECT_EQ(r->out_of_order, 0);
-  EXPECT_EQ(r->bad_bytes, 0);
+  ExpectMixWholeInOrder(*sys, mix, kMessages);
   absl::StatusOr<StopReport> rep = sys->Stop();
   ASSERT_TRUE(rep.ok()) << rep.status();
   EXPECT_TRUE(rep->drained);
@@ -264,31 +270,13 @@ TEST_F(SystemGpuTest, HostMessagesEitherSideOfTheHandOversLimitArriveWholeInOrde
   const ActorId mix = SpawnOrDie(*sys, "MixChecker", "mix");
   const int kMessages = ::rk::testing::Scaled(20000);
   for (int n = 1; n <= kMessages; ++n) {
-    absl::Status s;
-    if (n % 3 == 0) {
-      Edge112 m{};
-      m.n = n;
-      for (int i = 0; i < 108; ++i) m.bytes[i] = static_cast<unsigned char>(n * 7 + i);
-      s = sys->Send(mix, m, absl::Now() + absl::Seconds(10));
-    } else if (n % 3 == 1) {
-      Edge120 m{};
-      m.n = n;
-      for (int i = 0; i < 116; ++i) m.bytes[i] = static_cast<unsigned char>(n * 7 + i);
-      s = sys->Send(mix, m, absl::Now() + absl::Seconds(10));
-    } else {
-      Little m{};
-      m.n = n;
-      for (int i = 0; i < 20; ++i) m.bytes[i] = static_cast<unsigned char>(n * 7 + i);
-      s = sys->Send(mix, m, absl::Now() + absl::Seconds(10));
-    }
+    const absl::Time deadline = absl::Now() + absl::Seconds(10);
+    const absl::Status s = n % 3 == 0   ? sys->Send(mix, MixMessage<Edge112>(n, 108), deadline)
+                           : n % 3 == 1 ? sys->Send(mix, MixMessage<Edge120>(n, 116), deadline)
+                                        : sys->Send(mix, MixMessage<Little>(n, 20), deadline);
     ASSERT_TRUE(s.ok()) << "message " << n << ": " << s;
   }
-  absl::StatusOr<MixReport> r = sys->Ask<MixReport>(mix, MixQuery{0}, kAsk);
-  ASSERT_TRUE(r.ok()) << r.status();
-  EXPECT_EQ(r->received, kMessages);
-  EXPECT_EQ(r->last, kMessages);
-  EXPECT_EQ(r->out_of_order, 0);
-  EXPECT_EQ(r->bad_bytes, 0);
+  ExpectMixWholeInOrder(*sys, mix, kMessages);
   const ActorStats a = StatsOf(*sys, "mix");
   EXPECT_EQ(a.received, static_cast<uint64_t>(kMessages) + 1);
   EXPECT_EQ(a.dead_lettered, 0u);
@@ -347,12 +335,7 @@ TEST_P(PausedWriterTest, AHostRecordIsTakenOnlyWholeAndAPausedWriterHoldsUpOnlyI
   EXPECT_EQ(StatsOf(*sys, "mix").handled, 1u) << "a partly written record was taken";
   resume.store(true);
   writer.join();
-  absl::StatusOr<MixReport> r = sys->Ask<MixReport>(mix, MixQuery{0}, kAsk);
-  ASSERT_TRUE(r.ok()) << r.status();
-  EXPECT_EQ(r->received, 2);
-  EXPECT_EQ(r->last, 2);
-  EXPECT_EQ(r->out_of_order, 0);
-  EXPECT_EQ(r->bad_bytes, 0) << "a torn payload";
+  ExpectMixWholeInOrder(*sys, mix, 2);
   // Later messages in the ring go on as before (the hole is closed).
   for (int i = 0; i < 3; ++i) {
     absl::StatusOr<Poked> q = sys->Ask<Poked>(beside, Poke{0}, kAsk);
@@ -460,12 +443,7 @@ TEST_F(SystemGpuTest, ARingsOwnerStoppedMidRecordHoldsUpOnlyItsOwnRecord) {
   resume.store(true);
   writer.join();
   for (int n = 3; n <= 6; ++n) ASSERT_TRUE(sys->Send(mix, large(n)).ok());
-  absl::StatusOr<MixReport> r = sys->Ask<MixReport>(mix, MixQuery{0}, kAsk);
-  ASSERT_TRUE(r.ok()) << r.status();
-  EXPECT_EQ(r->received, 6);
-  EXPECT_EQ(r->last, 6);
-  EXPECT_EQ(r->out_of_order, 0);
-  EXPECT_EQ(r->bad_bytes, 0) << "a torn payload";
+  ExpectMixWholeInOrder(*sys, mix, 6);
   absl::StatusOr<StopReport> rep = sys->Stop();
   ASSERT_TRUE(rep.ok()) << rep.status();
   EXPECT_EQ(rep->unhandled, 0u) << rep->ToString();
