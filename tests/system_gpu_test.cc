@@ -252,7 +252,7 @@ TEST_F(SystemGpuTest, HostMessagesOfMixedSizesWrapTheRingAndArriveWholeInOrder) 
     }
     ASSERT_TRUE(s.ok()) << "message " << n << ": " << s;
   }
-  ExpectMixWholeInOrder(*sys, mix, kMessages);
+  ASSERT_NO_FATAL_FAILURE(ExpectMixWholeInOrder(*sys, mix, kMessages));
   absl::StatusOr<StopReport> rep = sys->Stop();
   ASSERT_TRUE(rep.ok()) << rep.status();
   EXPECT_TRUE(rep->drained);
@@ -276,7 +276,7 @@ TEST_F(SystemGpuTest, HostMessagesEitherSideOfTheHandOversLimitArriveWholeInOrde
                                         : sys->Send(mix, MixMessage<Little>(n, 20), deadline);
     ASSERT_TRUE(s.ok()) << "message " << n << ": " << s;
   }
-  ExpectMixWholeInOrder(*sys, mix, kMessages);
+  ASSERT_NO_FATAL_FAILURE(ExpectMixWholeInOrder(*sys, mix, kMessages));
   const ActorStats a = StatsOf(*sys, "mix");
   EXPECT_EQ(a.received, static_cast<uint64_t>(kMessages) + 1);
   EXPECT_EQ(a.dead_lettered, 0u);
@@ -335,7 +335,7 @@ TEST_P(PausedWriterTest, AHostRecordIsTakenOnlyWholeAndAPausedWriterHoldsUpOnlyI
   EXPECT_EQ(StatsOf(*sys, "mix").handled, 1u) << "a partly written record was taken";
   resume.store(true);
   writer.join();
-  ExpectMixWholeInOrder(*sys, mix, 2);
+  ASSERT_NO_FATAL_FAILURE(ExpectMixWholeInOrder(*sys, mix, 2));
   // Later messages in the ring go on as before (the hole is closed).
   for (int i = 0; i < 3; ++i) {
     absl::StatusOr<Poked> q = sys->Ask<Poked>(beside, Poke{0}, kAsk);
@@ -443,7 +443,7 @@ TEST_F(SystemGpuTest, ARingsOwnerStoppedMidRecordHoldsUpOnlyItsOwnRecord) {
   resume.store(true);
   writer.join();
   for (int n = 3; n <= 6; ++n) ASSERT_TRUE(sys->Send(mix, large(n)).ok());
-  ExpectMixWholeInOrder(*sys, mix, 6);
+  ASSERT_NO_FATAL_FAILURE(ExpectMixWholeInOrder(*sys, mix, 6));
   absl::StatusOr<StopReport> rep = sys->Stop();
   ASSERT_TRUE(rep.ok()) << rep.status();
   EXPECT_EQ(rep->unhandled, 0u) << rep->ToString();
