@@ -10,7 +10,7 @@ when present, and writes to DIR (default RUN_DIR):
 * summary.json      one entry per (experiment, configuration, metric)
 * comparisons.json  the comparisons of ``COMPARISONS`` and those skipped
 * targets.json      issue 8's targets, met or missed (``rktargets``)
-* report.md         tables, comparisons, targets, environment, checklist, figures
+* report.md         tables, lattices, comparisons, targets, environment, checklist, figures
 * plots/*.svg       the figures of ``rkplots.PLOTS``
 
 Exit status: 0 on success, 1 when the data cannot be read.
@@ -332,6 +332,42 @@ def _statistics_section(data: Dataset, summary: list[dict]) -> list[str]:
     return out
 
 
+# Periods tried for lattices (rkstats.lattice), in the unit of the latencies.
+LATTICE_PERIODS_US = (0.1, 1.0, 0.002)
+
+
+def _lattices_section(data: Dataset) -> list[str]:
+    """Latency samples whose values sit on a lattice, trial by trial."""
+    shortest, longest, step = LATTICE_PERIODS_US
+    out = ["## Lattices", "",
+           f"Each trial's latencies in microseconds ({rkstats.LATTICE_MIN_VALUES} values or more), tried for "
+           f"periods of {shortest}-{longest} µs: a period counts where the values' coherence on it stands "
+           f"{rkstats.LATTICE_CONTRAST} or more above the lowest coherence of the periods up to twice it "
+           "(`rkstats.lattice`). A sample on a lattice is a constant plus whole periods of some polling loop locked in phase with the "
+           "measurement: its median moves in steps of the period from process to process, so a change smaller "
+           "than a period shows as a step in some processes and none in others.", ""]
+    rows = []
+    for g in data.groups.values():
+        if g.unit != "microseconds":
+            continue
+        found = {}
+        for trial, values in g.trial_values().items():
+            lat = rkstats.lattice(values, shortest, longest, step)
+            if lat is not None and lat["on_lattice"]:
+                found[trial] = lat
+        if not found:
+            continue
+        periods = sorted(lat["period"] for lat in found.values())
+        coherences = sorted(lat["coherence"] for lat in found.values())
+        rows.append([g.experiment, f"`{g.configuration}`", g.metric, f"{len(found)} of {len(g.by_trial)}",
+                     f"{fmt(rkstats.percentile(periods, 0.5), 3)} [{fmt(periods[0], 3)}, {fmt(periods[-1], 3)}]",
+                     f"{fmt(coherences[0], 2)}-{fmt(coherences[-1], 2)}"])
+    if not rows:
+        return out + ["No latency sample sits on a lattice.", ""]
+    return out + _table(["experiment", "configuration", "metric", "trials on a lattice", "period (µs): median [range]",
+                         "coherence"], rows)
+
+
 def _comparisons_section(comparisons: dict) -> list[str]:
     out = ["## Comparisons", "",
            "Speedup: the geometric mean over trials of the per-trial ratio of means (baseline / candidate for times, "
@@ -385,7 +421,7 @@ METHOD_NOTES = [
 def render_report(run_dir: Path, data: Dataset, summary: list[dict], comparisons: dict, environment: dict | None,
                   run: dict | None, drawn, skipped, failed_files: list[str],
                   power: rkpower.PowerData | None = None, targets: list[dict] | None = None) -> str:
-    """report.md: environment, checklist, failures, targets, statistics, comparisons, figures, method."""
+    """report.md: environment, checklist, failures, targets, statistics, lattices, comparisons, figures, method."""
     out = [f"# RingKernel benchmark report: {run_dir.resolve().name}", ""]
     if run:
         out += [f"Profile `{run.get('profile')}`, {run.get('trials')} trials of "
@@ -401,6 +437,7 @@ def render_report(run_dir: Path, data: Dataset, summary: list[dict], comparisons
     out += _failures_section(run, failed_files)
     out += rktargets.report_section(targets if targets is not None else rktargets.evaluate(data))
     out += _statistics_section(data, summary)
+    out += _lattices_section(data)
     out += _comparisons_section(comparisons)
     out += rkpower.report_section(power)
     out += _figures_section(drawn, skipped)

@@ -1,6 +1,6 @@
 """Statistics for RingKernel's benchmark suite.
 
-Two entry points:
+Three entry points:
 
 * ``summarize(values)`` describes one sample (one experiment, configuration
   and metric over all its trials): centre, spread, a 95% confidence interval
@@ -11,6 +11,9 @@ Two entry points:
   configurations measured in the same trials: the speedup as the geometric
   mean of per-trial speedups with a t-based 95% interval, Cohen's d, Welch's
   t-test and the absolute difference of the means.
+* ``lattice(values, shortest, longest, step)`` says whether one trial's
+  latencies sit on peaks a fixed period apart (a polling loop locked in
+  phase with the measurement), and which period.
 
 Conventions (used the same way everywhere in the suite):
 
@@ -126,6 +129,64 @@ def summarize(values: Sequence[float]) -> dict:
     kept = x[~mask]
     result["without_outliers"] = {"outliers_removed": count, **describe(kept)}
     return result
+
+
+# Lattices (``lattice``): the fewest values looked at; how far a period's
+# coherence must stand above the lowest coherence of the periods up to twice
+# it; and how far above what a sample of n values with no preferred phase
+# reaches by chance (about 1 / sqrt(n)).
+LATTICE_MIN_VALUES = 200
+LATTICE_CONTRAST = 0.15
+LATTICE_COHERENCE_SIGMAS = 5.0
+
+
+def lattice(values: Sequence[float], shortest: float, longest: float, step: float) -> dict | None:
+    """Whether one trial's values sit on a lattice: peaks a fixed period apart.
+
+    A loop that polls with period T and is locked in phase with the start of
+    each measurement makes a latency a constant plus a whole number of
+    periods; the sample's median then moves in steps of T from process to
+    process (bench/NOTES.md, session 43). The coherence of a period T is
+    |mean(exp(2 pi i x / T))|: 1 when every value lies on one lattice of
+    period T, about 1 / sqrt(n) for values with no preferred phase. Values
+    in one narrow peak are coherent too, the more so the longer the period,
+    which says nothing of a lattice; a lattice's coherence instead falls
+    between T and 2 T (at 1.5 T its points take three phases). So each
+    period from ``shortest`` to ``longest`` (in steps of ``step``) scores
+    its coherence less the lowest coherence of the periods above it up to
+    twice it. Returns the best one's ``period``, ``coherence`` and
+    ``contrast`` (that score), ``offset`` (where its points lie, in [0, T))
+    and ``on_lattice``: the contrast at least LATTICE_CONTRAST and the
+    coherence at least LATTICE_COHERENCE_SIGMAS / sqrt(n). None for fewer
+    than LATTICE_MIN_VALUES values.
+    """
+    if not 0 < shortest <= longest or step <= 0:
+        raise ValueError(f"lattice periods {shortest}..{longest} by {step}")
+    x = np.asarray(values, dtype=float)
+    n = int(x.size)
+    if n < LATTICE_MIN_VALUES:
+        return None
+    if not np.all(np.isfinite(x)):
+        raise ValueError("the sample holds a non-finite value")
+    periods = np.arange(shortest, 2 * longest + step / 2, step)
+    # One row per period: the values' phases on that period's circle.
+    sums = np.exp(2j * np.pi * x[np.newaxis, :] / periods[:, np.newaxis]).mean(axis=1)
+    coherence = np.abs(sums)
+    best, best_contrast = -1, -1.0
+    for k in range(int(np.searchsorted(periods, longest + step / 2))):
+        above = coherence[(periods > periods[k]) & (periods <= 2 * periods[k] + step / 2)]
+        if above.size == 0:
+            continue
+        contrast = float(coherence[k] - above.min())
+        if contrast > best_contrast:
+            best, best_contrast = k, contrast
+    if best < 0:
+        return None
+    period = float(periods[best])
+    offset = float((np.angle(sums[best]) / (2 * np.pi) * period) % period)
+    on = best_contrast >= LATTICE_CONTRAST and coherence[best] >= LATTICE_COHERENCE_SIGMAS / math.sqrt(n)
+    return {"period": period, "coherence": float(coherence[best]), "contrast": best_contrast, "offset": offset,
+            "on_lattice": bool(on)}
 
 
 def _trial_means(by_trial: Mapping[int, Sequence[float]]) -> dict[int, float]:

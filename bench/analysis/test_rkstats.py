@@ -416,6 +416,70 @@ class AnalyzeEndToEndTest(unittest.TestCase):
         self.assertIn("| `persistent_send` | 3 | 180 |", self.report)
         self.assertIn("traditional_vs_persistent_send", self.report)
         self.assertNotIn("skipped (", self.report)
+        # 60 values a trial: too few to look for lattices.
+        self.assertIn("## Lattices", self.report)
+        self.assertIn("No latency sample sits on a lattice.", self.report)
+
+
+class LatticeTest(unittest.TestCase):
+    PERIODS = (0.1, 1.0, 0.002)
+
+    def on_lattice(self, rng, n, period=0.47, base=3.85, steps=4, jitter=0.03):
+        return base + period * rng.integers(0, steps, n) + rng.normal(0.0, jitter, n)
+
+    def test_finds_the_period_and_offset_of_a_lattice(self):
+        x = self.on_lattice(np.random.default_rng(7), 1000)
+        lat = rkstats.lattice(x, *self.PERIODS)
+        self.assertTrue(lat["on_lattice"])
+        self.assertAlmostEqual(lat["period"], 0.47, delta=0.006)
+        self.assertGreater(lat["coherence"], 0.6)
+        # The points lie at 3.85 + k * 0.47: 3.85 mod 0.47 = 0.09.
+        self.assertAlmostEqual(lat["offset"], 3.85 % lat["period"], delta=0.03)
+
+    def test_a_smooth_sample_is_not_on_one(self):
+        lat = rkstats.lattice(np.random.default_rng(7).normal(4.6, 0.5, 1000), *self.PERIODS)
+        self.assertFalse(lat["on_lattice"])
+        self.assertLess(lat["contrast"], rkstats.LATTICE_CONTRAST)
+
+    def test_one_narrow_peak_with_a_tail_is_not_on_one(self):
+        # Coherent at every long period (the peak), with a contrast of about 0.
+        rng = np.random.default_rng(7)
+        x = np.concatenate([rng.normal(1.3, 0.01, 950), rng.uniform(1.5, 5.0, 50)])
+        lat = rkstats.lattice(x, *self.PERIODS)
+        self.assertFalse(lat["on_lattice"])
+
+    def test_too_few_values_and_bad_arguments(self):
+        x = self.on_lattice(np.random.default_rng(7), rkstats.LATTICE_MIN_VALUES - 1)
+        self.assertIsNone(rkstats.lattice(x, *self.PERIODS))
+        with self.assertRaises(ValueError):
+            rkstats.lattice(x, 1.0, 0.5, 0.002)
+        with self.assertRaises(ValueError):
+            rkstats.lattice(x, 0.1, 1.0, 0.0)
+        with self.assertRaises(ValueError):
+            rkstats.lattice(np.append(self.on_lattice(np.random.default_rng(7), 300), np.nan), *self.PERIODS)
+
+    def test_the_report_names_the_latencies_on_a_lattice(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            raw = Path(tmp) / "raw"
+            raw.mkdir()
+            rng = np.random.default_rng(11)
+            for trial in (1, 2):
+                with open(raw / f"exp1.trial{trial}.csv", "w", newline="") as f:
+                    w = csv.writer(f)
+                    w.writerow(HEADER)
+                    samples = {"persistent_ask_roundtrip": self.on_lattice(rng, 400, period=0.5),
+                               "cuper_persistent_roundtrip": rng.normal(2.0, 0.3, 400)}
+                    for config, values in samples.items():
+                        for i, v in enumerate(values, 1):
+                            w.writerow(["exp1_launch_overhead", config, trial, i, "latency_us", f"{v:.4f}",
+                                        "microseconds", "2026-12-06T00:00:00Z"])
+            result = run_analyze(Path(tmp))
+            self.assertEqual(result.returncode, 0, result.stderr)
+            report = (Path(tmp) / "report.md").read_text()
+            self.assertIn("## Lattices", report)
+            row = next(line for line in report.splitlines() if "`persistent_ask_roundtrip`" in line and "of 2" in line)
+            self.assertIn("| 2 of 2 | 0.5", row)
+            self.assertNotIn("`cuper_persistent_roundtrip` | latency_us | ", report.split("## Lattices")[1])
 
 
 class AnalyzePartialDataTest(unittest.TestCase):
