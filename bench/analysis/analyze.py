@@ -343,9 +343,9 @@ def _lattices_section(data: Dataset) -> list[str]:
            f"Each trial's latencies in microseconds ({rkstats.LATTICE_MIN_VALUES} values or more), tried for "
            f"periods of {shortest}-{longest} µs: a period counts where the values' coherence on it stands "
            f"{rkstats.LATTICE_CONTRAST} or more above the lowest coherence of the periods up to twice it "
-           "(`rkstats.lattice`). A sample on a lattice is a constant plus whole periods of some polling loop locked in phase with the "
-           "measurement: its median moves in steps of the period from process to process, so a change smaller "
-           "than a period shows as a step in some processes and none in others.", ""]
+           "(`rkstats.lattice`). A sample on a lattice is a constant plus whole periods of some polling loop "
+           "locked in phase with the measurement: its median moves in steps of the period from process to "
+           "process, so a change smaller than a period shows as a step in some processes and none in others.", ""]
     rows = []
     for g in data.groups.values():
         if g.unit != "microseconds":
