@@ -138,6 +138,8 @@ def summarize(values: Sequence[float]) -> dict:
 LATTICE_MIN_VALUES = 200
 LATTICE_CONTRAST = 0.15
 LATTICE_COHERENCE_SIGMAS = 5.0
+# The most phases computed at once (periods x values).
+LATTICE_CHUNK_ELEMENTS = 1 << 20
 
 
 def lattice(values: Sequence[float], shortest: float, longest: float, step: float) -> dict | None:
@@ -169,8 +171,13 @@ def lattice(values: Sequence[float], shortest: float, longest: float, step: floa
     if not np.all(np.isfinite(x)):
         raise ValueError("the sample holds a non-finite value")
     periods = np.arange(shortest, 2 * longest + step / 2, step)
-    # One row per period: the values' phases on that period's circle.
-    sums = np.exp(2j * np.pi * x[np.newaxis, :] / periods[:, np.newaxis]).mean(axis=1)
+    # One row per period: the values' phases on that period's circle; some
+    # periods at a time, so that a large sample's rows stay a few MB.
+    sums = np.empty(periods.size, dtype=complex)
+    rows = max(1, LATTICE_CHUNK_ELEMENTS // n)
+    for i in range(0, periods.size, rows):
+        p = periods[i:i + rows]
+        sums[i:i + rows] = np.exp(2j * np.pi * x[np.newaxis, :] / p[:, np.newaxis]).mean(axis=1)
     coherence = np.abs(sums)
     best, best_contrast = -1, -1.0
     for k in range(int(np.searchsorted(periods, longest + step / 2))):
