@@ -286,6 +286,37 @@ TEST_F(SystemGpuTest, HostMessagesEitherSideOfTheHandOversLimitArriveWholeInOrde
   EXPECT_EQ(rep->unhandled, 0u);
 }
 
+// Host messages with pauses between them, so that each is found by the
+// worker's quiet read (the ring found empty by the wide read before it):
+// after a one-unit record that read is one unit wide, and a larger record
+// that follows is read again whole; every message arrives whole and in
+// order whichever width found it.
+TEST_F(SystemGpuTest, HostMessagesOfMixedSizesFoundByQuietReadsArriveWholeInOrder) {
+  auto sys = StartSystem();
+  ASSERT_NE(sys, nullptr);
+  const ActorId mix = SpawnOrDie(*sys, "MixChecker", "mix");
+  const int kMessages = ::rk::testing::Scaled(2000);
+  for (int n = 1; n <= kMessages; ++n) {
+    // One unit, one unit, three units, one unit, three units: each width
+    // after each size.
+    const absl::Time deadline = absl::Now() + absl::Seconds(10);
+    const int kind = n % 5;
+    const absl::Status s = kind == 2   ? sys->Send(mix, MixMessage<Edge112>(n, 108), deadline)
+                           : kind == 4 ? sys->Send(mix, MixMessage<Edge120>(n, 116), deadline)
+                                       : sys->Send(mix, MixMessage<Little>(n, 20), deadline);
+    ASSERT_TRUE(s.ok()) << "message " << n << ": " << s;
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
+  ASSERT_NO_FATAL_FAILURE(ExpectMixWholeInOrder(*sys, mix, kMessages));
+  const ActorStats a = StatsOf(*sys, "mix");
+  EXPECT_EQ(a.received, static_cast<uint64_t>(kMessages) + 1);
+  EXPECT_EQ(a.dead_lettered, 0u);
+  absl::StatusOr<StopReport> rep = sys->Stop();
+  ASSERT_TRUE(rep.ok()) << rep.status();
+  EXPECT_TRUE(rep->drained);
+  EXPECT_EQ(rep->unhandled, 0u);
+}
+
 // Issue 9 item 3: a host writer preempted in the middle of its record. The
 // worker takes the record only once all of it is there (never a torn
 // payload); meanwhile the records behind it in the same ring are taken (the

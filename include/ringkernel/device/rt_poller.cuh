@@ -31,6 +31,7 @@ struct HostRing {
   u64 released;
   u64 last_record_ns;  // when a record last came
   u32 took_last;       // the last poll took records: read the wide window (a backlog may follow)
+  u32 quiet_words;     // the quiet poll's width (LoadWindowStart)
   u64 full_since_ns;   // when forwarding the head record first found its mailbox full (0: not)
   u32 broken;          // a corrupt record was seen: no more host input
 };
@@ -67,14 +68,21 @@ __device__ __forceinline__ void LoadWindow(const HostRing& ring, Window* win) {
   }
 }
 
-// The first kQuietWords words of the window only (the rest read as not
-// written): what a quiet ring's poll loads.
+// The first ring.quiet_words words of the window only (the rest read as
+// not written): what a quiet ring's poll loads. Two units (kQuietWords),
+// or one after a lone record that fitted in one was handed over from such a
+// read: a read over the bus takes longer the more it reads (some 0.15 µs a
+// unit, bench/NOTES.md, session 16), and a conversation's next request is
+// most likely the size of its last. A record that does not fit is read
+// again whole (ServeHostRing) and puts the width back to two units.
 constexpr u32 kQuietWords = 32;
 __device__ __forceinline__ void LoadWindowStart(const HostRing& ring, Window* win) {
   const u32 lane = LaneId();
 #pragma unroll
   for (u32 k = 0; k < kWindowLoads; ++k) win->v[k][0] = win->v[k][1] = 0;
-  if (2 * lane < kQuietWords) LoadRelaxedSysPair(HostWord(ring, ring.head, 2 * lane), &win->v[0][0], &win->v[0][1]);
+  if (2 * lane < ring.quiet_words) {
+    LoadRelaxedSysPair(HostWord(ring, ring.head, 2 * lane), &win->v[0][0], &win->v[0][1]);
+  }
 }
 
 // Whether window words [from, to) all carry the flag of their position.
@@ -659,12 +667,12 @@ __device__ __noinline__ void HostHolesTook(u32 units) {
 }
 
 // The quiet poll's lone record, handed over in straight-line code: a small
-// thread-handler message at the head, whole in the first kQuietWords words
-// (lanes 0-15 hold words 2l and 2l + 1), to one of the first actors whose
-// owner can take it now. The same checks and the same hand-over as
-// TakeRecords' (a record in order, the actor's host messages not in its
-// mailbox, room in its ring), each read once, from the words where the
-// lanes hold them (bench/NOTES.md, session 33: the relay itself costs
+// thread-handler message at the head, whole in the quiet read's
+// ring.quiet_words words (lane l holds words 2l and 2l + 1), to one of the
+// first actors whose owner can take it now. The same checks and the same
+// hand-over as TakeRecords' (a record in order, the actor's host messages
+// not in its mailbox, room in its ring), each read once, from the words
+// where the lanes hold them (bench/NOTES.md, session 33: the relay itself costs
 // some 0.5 µs over the floor's read; TakeRecords' general loop, window
 // checks and second look took more). Returns false, having done nothing,
 // whenever anything is otherwise (a record not whole, a skip, a corrupt
@@ -677,7 +685,7 @@ __device__ __forceinline__ bool QuietHandOver(WorkerThread& w, HostRing& ring, c
   const u32 lane = LaneId();
   const u32 words = (size + 3) / 4;
   const u32 record_words = kLlHeaderWords + words;
-  if (record_words > kQuietWords || size > 4 * kDirectWords) return false;
+  if (record_words > ring.quiet_words || size > 4 * kDirectWords) return false;
   // Whole: each word carries the flag of its unit.
   {
     const u32 i = 2 * lane;
@@ -770,6 +778,7 @@ __device__ __forceinline__ bool QuietHandOver(WorkerThread& w, HostRing& ring, c
   }
   __syncwarp();
   ring.took_last = 1;
+  ring.quiet_words = runits == 1 ? kLlUnitWords : kQuietWords;
   ring.head += runits;
   ring.last_record_ns = now;
   if (ring.head - ring.released >= kHostReleaseUnits) {
@@ -809,9 +818,9 @@ __device__ u32 ServeHostRing(WorkerThread& w, HostRing& ring, DirectSlot* slots,
   if (wide) {
     LoadWindow(ring, &win);
   } else {
-    // Quiet: the first kQuietWords words only, one 16-byte load from each
-    // of a few lanes — the whole of a small record, which is then taken
-    // from this read rather than a second trip over the bus.
+    // Quiet: the first ring.quiet_words words only, one 16-byte load from
+    // each of a few lanes — the whole of a small record, which is then
+    // taken from this read rather than a second trip over the bus.
     LoadWindowStart(ring, &win);
     const u32 flag = LlFlag(ring.head, ring.log2);
     const bool begun = __shfl_sync(0xFFFFFFFFu, LlWordFlag(win.v[0][0]) == flag, 0);
@@ -828,8 +837,12 @@ __device__ u32 ServeHostRing(WorkerThread& w, HostRing& ring, DirectSlot* slots,
     }
     if (size_there && QuietHandOver(w, ring, win, slots, now, size)) return 1;
     // A record too large for that (or whose size is not written yet: the
-    // loop below then finds it incomplete and the next poll reads again).
-    if (size_there && kLlHeaderWords + (size + 3) / 4 > kQuietWords) LoadWindow(ring, &win);
+    // loop below then finds it incomplete and the next poll reads again);
+    // one larger than the read is read again whole.
+    if (size_there && kLlHeaderWords + (size + 3) / 4 > ring.quiet_words) {
+      LoadWindow(ring, &win);
+      ring.quiet_words = kQuietWords;
+    }
   }
   u32 units = 0;
   bool waiting = false;

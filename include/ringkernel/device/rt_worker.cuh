@@ -108,6 +108,7 @@ __device__ __forceinline__ void WorkerRoleLoop(const SystemParams* sys, u32 work
     ring.hdr = WorkerRing(sys->worker_in, sys->worker_ring_bytes, worker);
     ring.slots = RingSlots(ring.hdr);
     ring.log2 = sys->worker_in_log2;
+    ring.quiet_words = kQuietWords;
   }
   u32 count = 0;
   bool have_mine = false;
