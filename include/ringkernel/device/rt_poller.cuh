@@ -72,7 +72,7 @@ __device__ __forceinline__ void LoadWindow(const HostRing& ring, Window* win) {
 // not written): what a quiet ring's poll loads. Two units (kQuietWords),
 // or one after a lone record that fitted in one was handed over from such a
 // read: a read over the bus takes longer the more it reads (some 0.15 µs a
-// unit, bench/NOTES.md, session 16), and a conversation's next request is
+// unit, bench/NOTES.md, session 17), and a conversation's next request is
 // most likely the size of its last. A record that does not fit is read
 // again whole (ServeHostRing) and puts the width back to two units.
 constexpr u32 kQuietWords = 32;
