@@ -164,6 +164,14 @@ class SystemGpuTest : public ::testing::Test {
     EXPECT_EQ(r->out_of_order, 0);
     EXPECT_EQ(r->bad_bytes, 0) << "a torn payload";
   }
+  // Stops `s` and checks that the stop drained everything it had accepted:
+  // nothing left unhandled.
+  static void ExpectStopDrained(System& s) {
+    absl::StatusOr<StopReport> rep = s.Stop();
+    ASSERT_TRUE(rep.ok()) << rep.status();
+    EXPECT_TRUE(rep->drained);
+    EXPECT_EQ(rep->unhandled, 0u) << rep->ToString();
+  }
   // Message `n` of a MixChecker type, its first `len` bytes as it checks them.
   template <typename M>
   static M MixMessage(int n, int len) {
@@ -221,10 +229,7 @@ TEST_F(SystemGpuTest, ManyHostThreadsLoseNothingAndKeepFifoPerThread) {
   EXPECT_EQ(a->received, uint64_t{kThreads} * kPerThread + kThreads + 1);
   EXPECT_EQ(a->handled, a->received);
   EXPECT_EQ(a->dead_lettered, 0u);
-  absl::StatusOr<StopReport> rep = sys->Stop();
-  ASSERT_TRUE(rep.ok()) << rep.status();
-  EXPECT_TRUE(rep->drained);
-  EXPECT_EQ(rep->unhandled, 0u);
+  ASSERT_NO_FATAL_FAILURE(ExpectStopDrained(*sys));
 }
 
 // The host → worker ring holds records of their own length: small and large
@@ -253,10 +258,7 @@ TEST_F(SystemGpuTest, HostMessagesOfMixedSizesWrapTheRingAndArriveWholeInOrder) 
     ASSERT_TRUE(s.ok()) << "message " << n << ": " << s;
   }
   ASSERT_NO_FATAL_FAILURE(ExpectMixWholeInOrder(*sys, mix, kMessages));
-  absl::StatusOr<StopReport> rep = sys->Stop();
-  ASSERT_TRUE(rep.ok()) << rep.status();
-  EXPECT_TRUE(rep->drained);
-  EXPECT_EQ(rep->unhandled, 0u);
+  ASSERT_NO_FATAL_FAILURE(ExpectStopDrained(*sys));
 }
 
 // The largest host message handed over in shared memory is 112 bytes (an
@@ -280,10 +282,7 @@ TEST_F(SystemGpuTest, HostMessagesEitherSideOfTheHandOversLimitArriveWholeInOrde
   const ActorStats a = StatsOf(*sys, "mix");
   EXPECT_EQ(a.received, static_cast<uint64_t>(kMessages) + 1);
   EXPECT_EQ(a.dead_lettered, 0u);
-  absl::StatusOr<StopReport> rep = sys->Stop();
-  ASSERT_TRUE(rep.ok()) << rep.status();
-  EXPECT_TRUE(rep->drained);
-  EXPECT_EQ(rep->unhandled, 0u);
+  ASSERT_NO_FATAL_FAILURE(ExpectStopDrained(*sys));
 }
 
 // Host messages with pauses between them, so that each is found by the
@@ -311,10 +310,7 @@ TEST_F(SystemGpuTest, HostMessagesOfMixedSizesFoundByQuietReadsArriveWholeInOrde
   const ActorStats a = StatsOf(*sys, "mix");
   EXPECT_EQ(a.received, static_cast<uint64_t>(kMessages) + 1);
   EXPECT_EQ(a.dead_lettered, 0u);
-  absl::StatusOr<StopReport> rep = sys->Stop();
-  ASSERT_TRUE(rep.ok()) << rep.status();
-  EXPECT_TRUE(rep->drained);
-  EXPECT_EQ(rep->unhandled, 0u);
+  ASSERT_NO_FATAL_FAILURE(ExpectStopDrained(*sys));
 }
 
 // Issue 9 item 3: a host writer preempted in the middle of its record. The
@@ -423,10 +419,7 @@ TEST_F(SystemGpuTest, ALoneSendersRingIsItsOwnUntilASecondThreadSharesItAndEachK
     EXPECT_EQ(r->violations, 0);
     EXPECT_EQ(r->received, int64_t{kFirst} + 2 * kEach);
   }
-  absl::StatusOr<StopReport> rep = sys->Stop();
-  ASSERT_TRUE(rep.ok()) << rep.status();
-  EXPECT_TRUE(rep->drained);
-  EXPECT_EQ(rep->unhandled, 0u) << rep->ToString();
+  ASSERT_NO_FATAL_FAILURE(ExpectStopDrained(*sys));
 }
 
 // The owner of a ring stops in the middle of a record (after it saw it
@@ -827,10 +820,7 @@ TEST_F(SystemGpuTest, AnActorThatKeepsItsMailboxBusyStillAnswersAsks) {
   }
   absl::StatusOr<LoopCount> stop = sys->Ask<LoopCount>(looper, LoopQuery{1}, absl::Seconds(2));
   ASSERT_TRUE(stop.ok()) << stop.status();
-  absl::StatusOr<StopReport> rep = sys->Stop();
-  ASSERT_TRUE(rep.ok()) << rep.status();
-  EXPECT_TRUE(rep->drained);
-  EXPECT_EQ(rep->unhandled, 0u);
+  ASSERT_NO_FATAL_FAILURE(ExpectStopDrained(*sys));
 }
 
 TEST_F(SystemGpuTest, DefaultMemberInitialisersRunAtSpawn) {
