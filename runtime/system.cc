@@ -650,6 +650,11 @@ std::string SystemImpl::MessageName(uint32_t type_id) const {
   return absl::StrCat("message #", type_id);
 }
 
+// What a fault or a stuck Stop says of the handlers that were running when
+// the system does not record them.
+constexpr char kRunningNotRecorded[] =
+    "which handlers were running is not recorded (SystemOptions::track_running is off)";
+
 std::string SystemImpl::RunningActors(bool only_unexited) const {
   std::vector<std::string> parts;
   const uint32_t threads = params_.threads_per_block;
@@ -697,8 +702,9 @@ absl::Status SystemImpl::CheckKernel(bool* finished) {
   const std::string running = RunningActors(false);
   absl::Status fault(absl::StatusCode::kAborted,
                      absl::StrCat("the GPU kernel faulted: ", done.status().message(), "; ",
-                                  running.empty() ? "no handler was running (the fault is in the runtime)"
-                                                  : absl::StrCat("running at the time: ", running)));
+                                  !options_.track_running ? kRunningNotRecorded
+                                  : running.empty()       ? "no handler was running (the fault is in the runtime)"
+                                                          : absl::StrCat("running at the time: ", running)));
   {
     absl::MutexLock lock(&state_mu_);
     if (fault_.ok()) fault_ = fault;
@@ -1445,7 +1451,9 @@ absl::StatusOr<StopReport> SystemImpl::Stop(absl::Duration timeout) {
     const std::string stuck = RunningActors(true);
     return absl::DeadlineExceededError(absl::StrCat(
         "Stop: the kernel did not halt within ", absl::FormatDuration(timeout), ": ",
-        stuck.empty() ? "no worker reported a running handler" : absl::StrCat("stuck: ", stuck),
+        !options_.track_running ? kRunningNotRecorded
+        : stuck.empty()         ? "no worker reported a running handler"
+                                : absl::StrCat("stuck: ", stuck),
         ". The GPU context will be reset when the system is destroyed."));
   }
   phase_ = KernelPhase::kExited;

@@ -8,8 +8,10 @@
 //     (ATrapInAHandlerIsAttributedToTheRunningActor), fault the kernel: the
 //     next host call returns Aborted naming the CUDA error and the actor
 //     that was running (its handler and message type), every later call the
-//     same at once, Stop too; a fault found while Spawn waits for the GPU is
-//     reported, not a deadlock;
+//     same at once, Stop too; with the running table off, the report says
+//     that what ran is not recorded
+//     (ATrapWithTheRunningTableOffSaysWhichHandlerRanIsNotRecorded); a fault
+//     found while Spawn waits for the GPU is reported, not a deadlock;
 //   * a handler that never returns occupies only its own worker: actors on
 //     other workers keep answering; Stop returns by its deadline naming the
 //     stuck actor; once the system is destroyed the process can end
@@ -152,6 +154,32 @@ TEST_F(FaultGpuTest, ATrapInAHandlerIsAttributedToTheRunningActor) {
   const auto stop_began = Clock::now();
   EXPECT_THAT((*sys)->Stop(absl::Seconds(2)), StatusIs(absl::StatusCode::kAborted, HasSubstr("trapper")));
   EXPECT_LT(Seconds(Clock::now() - stop_began), 2.0) << "Stop after a fault returns by its deadline";
+}
+
+// With the running table off (SystemOptions::track_running), a fault in a
+// handler cannot be attributed: the report says so, rather than that no
+// handler was running.
+TEST_F(FaultGpuTest, ATrapWithTheRunningTableOffSaysWhichHandlerRanIsNotRecorded) {
+  SystemOptions o = ::rk::testing::TestOptions();
+  o.track_running = false;
+  absl::StatusOr<std::unique_ptr<System>> sys = runtime_->Start(program_, o);
+  ASSERT_TRUE(sys.ok()) << sys.status();
+  absl::StatusOr<ActorId> trapper = (*sys)->Spawn("Trapper", "trapper");
+  ASSERT_TRUE(trapper.ok()) << trapper.status();
+  ASSERT_TRUE((*sys)->Send(*trapper, Trap{1}).ok());
+  const auto start = Clock::now();
+  absl::Status health;
+  while (Clock::now() - start < std::chrono::seconds(20)) {
+    health = (*sys)->Health();
+    if (!health.ok()) break;
+  }
+  EXPECT_THAT(health, StatusIs(absl::StatusCode::kAborted,
+                               AllOf(HasSubstr("the GPU kernel faulted"),
+                                     HasSubstr("which handlers were running is not recorded "
+                                               "(SystemOptions::track_running is off)"),
+                                     Not(HasSubstr("no handler was running")))));
+  EXPECT_EQ((*sys)->phase(), KernelPhase::kFaulted);
+  EXPECT_THAT((*sys)->Stop(absl::Seconds(2)), StatusIs(absl::StatusCode::kAborted, HasSubstr("not recorded")));
 }
 
 // A fault found while Spawn waited for the GPU used to deadlock the host:
