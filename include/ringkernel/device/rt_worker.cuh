@@ -24,8 +24,9 @@
 //     (128-byte units, ll_ring.h), polled by warp 0 — while quiet with the
 //     first two units only (a small record whole; one unit after a lone
 //     one-unit record), and with a 2 KiB window while host traffic is
-//     recent, so a backlog is read several records per bus round trip. A warp of its own, because a read over the bus takes
-//     about a microsecond, and the owners must not wait for it. Small
+//     recent, so a backlog is read several records per bus round trip. A
+//     warp of its own, because a read over the bus takes about a
+//     microsecond, and the owners must not wait for it. Small
 //     thread-handler messages for one of the first 32 actors are handed to
 //     its owner through a ring of kDirectDepth entries in shared memory
 //     (DirectSlot), which the owner empties in one iteration; anything else
