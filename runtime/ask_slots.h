@@ -90,6 +90,18 @@ class AskSlots {
     return 0;
   }
 
+  // Asks for the lines a Claim starting at `hint` touches (its bitmap word
+  // and slot) ahead of it: a prefetch, nothing else.
+  void PrefetchClaim(uint32_t hint) const {
+    const uint32_t s = hint < kSlots ? hint : 0;
+    __builtin_prefetch(&used_[s / 64], 1);
+    __builtin_prefetch(&slots_[s], 1);
+  }
+  // The same for the rest of `c`'s slot (its answer), which a Take reads.
+  void PrefetchAnswer(uint64_t c) const {
+    const char* slot = reinterpret_cast<const char*>(&slots_[SlotOf(c)]);
+    for (size_t at = 64; at < sizeof(Slot); at += 64) __builtin_prefetch(slot + at, 1);
+  }
   // Whether `c` names a slot (rather than an Ask registered elsewhere).
   static bool InSlot(uint64_t c) { return c != 0 && SlotOf(c) < kSlots; }
 

@@ -246,6 +246,12 @@ class RingOwners {
   // Whether the thread with tag `me` still owns ring `r` (an owner whose
   // ring was taken, or whose gate is closing, fences before it leaves).
   bool Owns(uint32_t r, uint32_t me) const { return rings_[r].owner.load(std::memory_order_relaxed) == me; }
+  // Asks for the lines an owner's write to ring `r` touches (its owner and
+  // its intent) ahead of it: a prefetch, nothing else.
+  void Prefetch(uint32_t r) const {
+    __builtin_prefetch(&rings_[r].owner);
+    __builtin_prefetch(&rings_[r].seq, 1);
+  }
 
   // No shared claim of ring `r` goes below Floor if Floored: the end of its
   // last owner's records (a ring shared from the start has none). Read after

@@ -398,6 +398,11 @@ absl::Status SystemImpl::Init() {
   RK_RETURN_IF_ERROR(WaitFor(&control_->state.value, static_cast<uint64_t>(KernelState::kRunning), o.start_timeout,
                              "the kernel to start"));
   phase_ = KernelPhase::kRunning;
+  {
+    absl::MutexLock lock(&out_mu_);
+    if (out_buffer_.size() < params_.max_payload + 8) out_buffer_.resize(params_.max_payload + 8);
+    out_buffer_bytes_ = out_buffer_.data();
+  }
   admission_.Open();
   reader_ = std::thread([this] { ReaderLoop(); });
   return absl::OkStatus();
@@ -1145,8 +1150,50 @@ void SystemImpl::RunPauseHook() {
   if (pause) pause();
 }
 
+// The slot of the calling thread's last Ask (ask_slots.h: tried first).
+thread_local uint32_t ask_slot_hint = 0;
+
+void SystemImpl::PrefetchAskPath(ActorId to, uint32_t slot_hint) {
+  ask_slots_.PrefetchClaim(slot_hint);
+  const uint32_t a = to.value;
+  if (a >= actor_count_.load(std::memory_order_relaxed)) return;
+  __builtin_prefetch(&actor_types_[a]);
+  // The worker is needed for the rest: this load waits for its line, while
+  // the prefetches above (and the actor's type) are in flight with it.
+  const uint32_t w = static_cast<uint32_t>(actor_place_[a].load(std::memory_order_relaxed));
+  if (w >= params_.num_workers) return;
+  ring_owners_.Prefetch(w);
+  admission_.PrefetchCaller();
+  RingProducer& p = worker_producers_[w];
+  __builtin_prefetch(&p.tail, 1);
+  __builtin_prefetch(&p.cached_head);
+  LlRingHeader* in = WorkerIn(w);
+  __builtin_prefetch(&in->head);
+  __builtin_prefetch(&asks_waiting_[w], 1);
+  __builtin_prefetch(&out_heads_[w]);
+  __builtin_prefetch(&failures_sorted_);
+  __builtin_prefetch(&out_mu_, 1);
+  // Where the request goes: its first unit (mapped memory; the load of the
+  // tail, as the ring's writers read it, waits for a line asked for above).
+  const u64 tail = __atomic_load_n(&p.tail, __ATOMIC_RELAXED);
+  __builtin_prefetch(LlSlot(RingSlots(in), kLlUnitWords, params_.worker_in_log2, tail), 1);
+  // Where the answer will come: its page, for the drain's look.
+  __builtin_prefetch(LlSlot(RingSlots(WorkerOut(w)), params_.slot_words, params_.worker_out_log2,
+                            out_heads_[w].load(std::memory_order_relaxed)));
+}
+
+void SystemImpl::PrefetchAnswerPath(uint32_t worker, uint64_t correlation, void* into) {
+  ask_slots_.PrefetchAnswer(correlation);
+  if (into != nullptr) __builtin_prefetch(into, 1);
+  __builtin_prefetch(&host_hlc_, 1);
+  __builtin_prefetch(WorkerOut(worker), 1);
+  // The drain's buffer (sized once by Init: its address stays).
+  __builtin_prefetch(out_buffer_bytes_, 1);
+}
+
 absl::StatusOr<Message> SystemImpl::Ask(ActorId to, uint32_t type_id, const void* bytes, size_t size,
                                         absl::Duration timeout, const AskInto& into, bool* copied) {
+  PrefetchAskPath(to, ask_slot_hint);
   const uint64_t seq = next_correlation_.fetch_add(1, std::memory_order_relaxed);
   uint64_t correlation = 0;
   if (!tracing_.load(std::memory_order_relaxed)) {
@@ -1165,18 +1212,21 @@ absl::StatusOr<Message> SystemImpl::AskUntraced(ActorId to, uint32_t type_id, co
   // and the thread's Asks reuse the slot of its last one. With every slot
   // taken (kSlots Asks waiting at once), it waits for one to come free, up
   // to its deadline; nothing is sent before it has one.
-  const auto start = Clock::now();
-  const auto deadline = start + absl::ToChronoNanoseconds(timeout);
-  thread_local uint32_t slot_hint = 0;
-  uint64_t correlation = ask_slots_.Claim(seq, &slot_hint, into);
+  // The clock is read once the request is out (or a slot must be waited
+  // for): after a pause its first read is slow, and nothing before the
+  // request needs it.
+  uint64_t correlation = ask_slots_.Claim(seq, &ask_slot_hint, into);
+  const auto no_deadline = Clock::time_point::min();
+  auto deadline = no_deadline;
   while (correlation == 0) {
+    if (deadline == no_deadline) deadline = Clock::now() + absl::ToChronoNanoseconds(timeout);
     if (Clock::now() > deadline) {
       return absl::ResourceExhaustedError(absl::StrCat("Ask: ", AskSlotTable::kSlots,
                                                        " other Asks of this system waited throughout ",
                                                        absl::FormatDuration(timeout), "; nothing was sent"));
     }
     std::this_thread::yield();
-    correlation = ask_slots_.Claim(seq, &slot_hint, into);
+    correlation = ask_slots_.Claim(seq, &ask_slot_hint, into);
   }
   *correlation_out = correlation;
   // The answer, once its slot has it; the slot is free again.
@@ -1186,9 +1236,14 @@ absl::StatusOr<Message> SystemImpl::AskUntraced(ActorId to, uint32_t type_id, co
     if (copied != nullptr) *copied = a.copied;
     return std::move(a.reply);
   };
-  absl::Status sent = TrySendOwned(to, type_id, bytes, size, correlation)
-                          ? absl::OkStatus()
-                          : SendUntraced(to, type_id, bytes, size, correlation, absl::Now() + timeout);
+  absl::Status sent = absl::OkStatus();
+  if (!TrySendOwned(to, type_id, bytes, size, correlation)) {
+    // The Send may wait for room: the Ask's deadline runs from here (or
+    // from its wait for a slot), so that the two waits share it.
+    if (deadline == no_deadline) deadline = Clock::now() + absl::ToChronoNanoseconds(timeout);
+    sent = SendUntraced(to, type_id, bytes, size, correlation,
+                        absl::Now() + absl::FromChrono(deadline - Clock::now()));
+  }
   if (!sent.ok()) {
     // Nothing was sent: no answer can come.
     ask_slots_.Withdraw(correlation);
@@ -1204,6 +1259,11 @@ absl::StatusOr<Message> SystemImpl::AskUntraced(ActorId to, uint32_t type_id, co
     std::atomic<uint32_t>& n;
     ~Done() { n.fetch_sub(1, std::memory_order_relaxed); }
   } polling{asks_waiting_[reply_worker]};
+  // A request written at once: its deadline runs from now.
+  if (deadline == no_deadline) deadline = Clock::now() + absl::ToChronoNanoseconds(timeout);
+  // The answer takes a round trip to the GPU at the least: meanwhile, what
+  // its take will touch.
+  PrefetchAnswerPath(reply_worker, correlation, into.dest);
   uint32_t spins = 0;
   uint64_t failures_seen = failures_sorted_.load(std::memory_order_acquire);
   for (;;) {

@@ -157,6 +157,14 @@ class SystemImpl {
   // injection armed, the gate open and room in the ring. True: written;
   // false: nothing written, and SendUntraced decides (and says why).
   bool TrySendOwned(ActorId to, uint32_t type_id, const void* bytes, size_t size, uint64_t correlation);
+  // The lines an Ask to `to` touches before its request is written (its
+  // slot, the actor's place, the worker's ring and its producer), and those
+  // its wait looks at, asked for at once by prefetches: after a pause they
+  // are cold, and the Ask's own loads would miss one after another.
+  void PrefetchAskPath(ActorId to, uint32_t slot_hint);
+  // While the Ask waits: the lines its answer's take will touch (its slot's
+  // answer, the drain's buffer, the ring back's header, `into`).
+  void PrefetchAnswerPath(uint32_t worker, uint64_t correlation, void* into);
   LlHeader HostRecordHeader(ActorId to, uint32_t type_id, size_t size, uint64_t correlation, uint64_t place) const;
   // Every other Send: traced, or not the common case.
   ABSL_ATTRIBUTE_NOINLINE absl::Status SendSlow(ActorId to, uint32_t type_id, const void* bytes, size_t size,
@@ -364,6 +372,9 @@ class SystemImpl {
   // record (its answer it sees in its slot).
   std::atomic<uint64_t> failures_sorted_{0};
   std::string out_buffer_ ABSL_GUARDED_BY(out_mu_);
+  // Its bytes, sized once before the first Ask (for PrefetchAnswerPath, which
+  // only prefetches them).
+  const char* out_buffer_bytes_ = nullptr;
   // Each message type's name by its id (written by Init only).
   std::vector<std::string> message_names_;
   std::deque<Message> inbox_ ABSL_GUARDED_BY(out_mu_);

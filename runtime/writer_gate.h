@@ -110,6 +110,13 @@ class WriterGate {
   // enters and leaves on every record looks it up once (CallerSlot), then
   // passes it to TryEnter and Leave.
   Slot* CallerSlot() { return MySlot(); }
+  // Asks for the lines a writer's TryEnter and Leave touch (its slot, the
+  // gate's state) ahead of them: a prefetch, nothing else.
+  void PrefetchCaller() {
+    Slot* s = MySlot();
+    if (s != nullptr) __builtin_prefetch(s, 1);
+    __builtin_prefetch(&open_);
+  }
   // `slot`'s tag: its index + 1, or 0 for none.
   uint32_t TagOf(const Slot* slot) const {
     return slot == nullptr ? 0u : static_cast<uint32_t>(slot - slots_.get()) + 1;
