@@ -1151,7 +1151,7 @@ void SystemImpl::RunPauseHook() {
 }
 
 // The slot of the calling thread's last Ask (ask_slots.h: tried first).
-thread_local uint32_t ask_slot_hint = 0;
+static thread_local uint32_t ask_slot_hint = 0;
 
 void SystemImpl::PrefetchAskPath(ActorId to, uint32_t slot_hint) {
   ask_slots_.PrefetchClaim(slot_hint);
@@ -1211,10 +1211,9 @@ absl::StatusOr<Message> SystemImpl::AskUntraced(ActorId to, uint32_t type_id, co
   // A slot of its own (ask_slots.h): registered without out_mu_ or a map,
   // and the thread's Asks reuse the slot of its last one. With every slot
   // taken (kSlots Asks waiting at once), it waits for one to come free, up
-  // to its deadline; nothing is sent before it has one.
-  // The clock is read once the request is out (or a slot must be waited
-  // for): after a pause its first read is slow, and nothing before the
-  // request needs it.
+  // to its deadline; nothing is sent before it has one. The clock is read
+  // once the request is out, or before a wait (for a slot, for room): after
+  // a pause its first read is slow, and nothing before the request needs it.
   uint64_t correlation = ask_slots_.Claim(seq, &ask_slot_hint, into);
   const auto no_deadline = Clock::time_point::min();
   auto deadline = no_deadline;
