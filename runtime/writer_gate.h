@@ -111,7 +111,8 @@ class WriterGate {
   // passes it to TryEnter and Leave.
   Slot* CallerSlot() { return MySlot(); }
   // Asks for the lines a writer's TryEnter and Leave touch (its slot, the
-  // gate's state) ahead of them: a prefetch, nothing else.
+  // gate's state) ahead of them. The slot is found as CallerSlot finds it
+  // (a thread's first look claims one); beyond that, only prefetches.
   void PrefetchCaller() {
     Slot* s = MySlot();
     if (s != nullptr) __builtin_prefetch(s, 1);
