@@ -1215,11 +1215,13 @@ absl::StatusOr<Message> SystemImpl::AskUntraced(ActorId to, uint32_t type_id, co
   // once the request is out, or before a wait (for a slot, for room): after
   // a pause its first read is slow, and nothing before the request needs it.
   uint64_t correlation = ask_slots_.Claim(seq, &ask_slot_hint, into);
-  const auto no_deadline = Clock::time_point::min();
-  auto deadline = no_deadline;
+  std::optional<Clock::time_point> deadline_at;
+  auto deadline = [&] {
+    if (!deadline_at.has_value()) deadline_at = Clock::now() + absl::ToChronoNanoseconds(timeout);
+    return *deadline_at;
+  };
   while (correlation == 0) {
-    if (deadline == no_deadline) deadline = Clock::now() + absl::ToChronoNanoseconds(timeout);
-    if (Clock::now() > deadline) {
+    if (Clock::now() > deadline()) {
       return absl::ResourceExhaustedError(absl::StrCat("Ask: ", AskSlotTable::kSlots,
                                                        " other Asks of this system waited throughout ",
                                                        absl::FormatDuration(timeout), "; nothing was sent"));
@@ -1239,9 +1241,8 @@ absl::StatusOr<Message> SystemImpl::AskUntraced(ActorId to, uint32_t type_id, co
   if (!TrySendOwned(to, type_id, bytes, size, correlation)) {
     // The Send may wait for room: the Ask's deadline runs from here (or
     // from its wait for a slot), so that the two waits share it.
-    if (deadline == no_deadline) deadline = Clock::now() + absl::ToChronoNanoseconds(timeout);
     sent = SendUntraced(to, type_id, bytes, size, correlation,
-                        absl::Now() + absl::FromChrono(deadline - Clock::now()));
+                        absl::Now() + absl::FromChrono(deadline() - Clock::now()));
   }
   if (!sent.ok()) {
     // Nothing was sent: no answer can come.
@@ -1259,7 +1260,7 @@ absl::StatusOr<Message> SystemImpl::AskUntraced(ActorId to, uint32_t type_id, co
     ~Done() { n.fetch_sub(1, std::memory_order_relaxed); }
   } polling{asks_waiting_[reply_worker]};
   // A request written at once: its deadline runs from now.
-  if (deadline == no_deadline) deadline = Clock::now() + absl::ToChronoNanoseconds(timeout);
+  const Clock::time_point until = deadline();
   // The answer takes a round trip to the GPU at the least: meanwhile, what
   // its take will touch.
   PrefetchAnswerPath(reply_worker, correlation, into.dest);
@@ -1287,7 +1288,7 @@ absl::StatusOr<Message> SystemImpl::AskUntraced(ActorId to, uint32_t type_id, co
       }
     }
     if ((++spins & 63) == 0) {
-      if (Clock::now() > deadline) {
+      if (Clock::now() > until) {
         absl::MutexLock lock(&out_mu_);
         // Another thread's drain may have answered it since this thread
         // last looked: then the answer stands (it is not a late reply).
