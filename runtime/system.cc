@@ -6,6 +6,10 @@
 #include <cstring>
 #include <thread>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
+
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -21,8 +25,69 @@
 #include "runtime/runtime_impl.h"
 #include "runtime/system_impl.h"
 
+// The Ask's code after a pause. Its lines and their pages are cold then,
+// and running it misses on them one after another (some 13 pages, about
+// 15 KB: bench/NOTES.md, session 46). So the code an Ask runs lies in two
+// sections of its own, each contiguous, whose bounds the linker gives: what
+// runs before the request is written (RK_ASK_SEND_CODE) and what runs once
+// the answer is there (RK_ASK_ANSWER_CODE). An Ask that follows the
+// thread's last one by more than kAskColdTicks asks for the first section's
+// lines at once, before it runs it, and for the second's while the GPU
+// works: one prefetch a line (into the second-level cache), their misses
+// and page walks overlapping. A warm Ask prefetches nothing.
+#define RK_ASK_SEND_CODE __attribute__((section("rk_ask_send_text")))
+#define RK_ASK_ANSWER_CODE __attribute__((section("rk_ask_answer_text")))
+extern "C" {
+extern const char __start_rk_ask_send_text[] __attribute__((weak, visibility("hidden")));
+extern const char __stop_rk_ask_send_text[] __attribute__((weak, visibility("hidden")));
+extern const char __start_rk_ask_answer_text[] __attribute__((weak, visibility("hidden")));
+extern const char __stop_rk_ask_answer_text[] __attribute__((weak, visibility("hidden")));
+}
+
 namespace rk {
 namespace {
+
+// A cheap clock of the calling CPU (its ticks, not nanoseconds), and the
+// gap after which an Ask counts as cold: about half a millisecond.
+#if defined(__x86_64__) || defined(__i386__)
+inline uint64_t CpuTicks() { return __rdtsc(); }
+constexpr uint64_t kAskColdTicks = uint64_t{1} << 20;  // a TSC of 1-4 GHz
+#elif defined(__aarch64__)
+inline uint64_t CpuTicks() {
+  uint64_t t;
+  asm volatile("mrs %0, cntvct_el0" : "=r"(t));
+  return t;
+}
+constexpr uint64_t kAskColdTicks = uint64_t{1} << 14;  // a counter of 25 MHz-1 GHz
+#else
+inline uint64_t CpuTicks() { return 0; }  // never cold: no prefetch
+constexpr uint64_t kAskColdTicks = 1;
+#endif
+
+// When the calling thread's last Ask began, and whether this one is cold.
+thread_local uint64_t ask_last_ticks = 0;
+thread_local bool ask_cold = false;
+
+// One line into the second-level cache. In assembly: a loop of nothing but
+// __builtin_prefetch has no effect the compiler must keep.
+inline void PrefetchLine(const char* p) {
+#if defined(__x86_64__) || defined(__i386__)
+  asm volatile("prefetcht1 %0" : : "m"(*p));
+#elif defined(__aarch64__)
+  asm volatile("prfm pldl2keep, %0" : : "Q"(*p));
+#else
+  __builtin_prefetch(p, 0, 2);
+#endif
+}
+
+void PrefetchCode(const char* begin, const char* end) {
+  if (begin == nullptr || end <= begin) return;
+  constexpr uintptr_t kLine = 64;
+  for (uintptr_t p = reinterpret_cast<uintptr_t>(begin) & ~(kLine - 1); p < reinterpret_cast<uintptr_t>(end);
+       p += kLine) {
+    PrefetchLine(reinterpret_cast<const char*>(p));
+  }
+}
 
 using Clock = std::chrono::steady_clock;
 
@@ -408,7 +473,7 @@ absl::Status SystemImpl::Init() {
   return absl::OkStatus();
 }
 
-bool SystemImpl::RingBackHasRecord(uint32_t w) const {
+RK_ASK_ANSWER_CODE bool SystemImpl::RingBackHasRecord(uint32_t w) const {
   const u32 log2 = params_.worker_out_log2;
   const u64 head = out_heads_[w].load(std::memory_order_relaxed);
   const u64* slot = LlSlot(RingSlots(WorkerOut(w)), params_.slot_words, log2, head);
@@ -724,7 +789,7 @@ void SystemImpl::DrainLocked() {
   for (uint32_t w = 0; w < params_.num_workers; ++w) DrainRingLocked(w);
 }
 
-uint64_t SystemImpl::DrainRingLocked(uint32_t worker) {
+RK_ASK_ANSWER_CODE uint64_t SystemImpl::DrainRingLocked(uint32_t worker) {
   LlRingHeader* ring = WorkerOut(worker);
   const u32 log2 = params_.worker_out_log2;
   const u64* slots = RingSlots(ring);
@@ -759,7 +824,7 @@ uint64_t SystemImpl::DrainRingLocked(uint32_t worker) {
   return consumed;
 }
 
-bool SystemImpl::HoldBackLocked(const LlHeader& h) const {
+RK_ASK_ANSWER_CODE bool SystemImpl::HoldBackLocked(const LlHeader& h) const {
   if (drain_all_ || inbox_.size() < options_.host_inbox_capacity) return false;
   if (static_cast<OutboundKind>(h.aux & 0xFF) != OutboundKind::kMessage) return false;
   // A reply that a waiting Ask takes never enters the inbox.
@@ -769,7 +834,7 @@ bool SystemImpl::HoldBackLocked(const LlHeader& h) const {
   return true;
 }
 
-void SystemImpl::SortLocked(const LlHeader& h) {
+RK_ASK_ANSWER_CODE void SystemImpl::SortLocked(const LlHeader& h) {
   uint64_t seen = host_hlc_.load(std::memory_order_relaxed);
   while (h.hlc > seen && !host_hlc_.compare_exchange_weak(seen, h.hlc)) {
   }
@@ -1029,8 +1094,9 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline LlHeader SystemImpl::HostRecordHeader(ActorI
 // in the same order (the owner's look before the gate, ring_owner.h), with
 // the calling thread's gate slot looked up once and everything it calls
 // compiled into its frame (flatten: no call but this one on a Send's path).
-__attribute__((flatten)) bool SystemImpl::TrySendOwned(ActorId to, uint32_t type_id, const void* bytes, size_t size,
-                                                      uint64_t correlation) {
+__attribute__((flatten)) RK_ASK_SEND_CODE bool SystemImpl::TrySendOwned(ActorId to, uint32_t type_id,
+                                                                       const void* bytes, size_t size,
+                                                                       uint64_t correlation) {
   if (to.value >= actor_count_.load(std::memory_order_acquire)) return false;
   const uint32_t type_plus_one = actor_types_[to.value].load(std::memory_order_relaxed);
   if (type_plus_one == 0 || handles_[(type_plus_one - 1) * message_stride_ + type_id] == 0) return false;
@@ -1153,7 +1219,11 @@ void SystemImpl::RunPauseHook() {
 // The slot of the calling thread's last Ask (ask_slots.h: tried first).
 static thread_local uint32_t ask_slot_hint = 0;
 
-void SystemImpl::PrefetchAskPath(ActorId to, uint32_t slot_hint) {
+RK_ASK_SEND_CODE void SystemImpl::PrefetchAskPath(ActorId to, uint32_t slot_hint) {
+  const uint64_t now = CpuTicks();
+  ask_cold = now - ask_last_ticks > kAskColdTicks;
+  ask_last_ticks = now;
+  if (ask_cold) PrefetchCode(__start_rk_ask_send_text, __stop_rk_ask_send_text);
   ask_slots_.PrefetchClaim(slot_hint);
   const uint32_t a = to.value;
   if (a >= actor_count_.load(std::memory_order_relaxed)) return;
@@ -1182,7 +1252,8 @@ void SystemImpl::PrefetchAskPath(ActorId to, uint32_t slot_hint) {
                             out_heads_[w].load(std::memory_order_relaxed)));
 }
 
-void SystemImpl::PrefetchAnswerPath(uint32_t worker, uint64_t correlation, void* into) {
+RK_ASK_SEND_CODE void SystemImpl::PrefetchAnswerPath(uint32_t worker, uint64_t correlation, void* into) {
+  if (ask_cold) PrefetchCode(__start_rk_ask_answer_text, __stop_rk_ask_answer_text);
   ask_slots_.PrefetchAnswer(correlation);
   if (into != nullptr) __builtin_prefetch(into, 1);
   __builtin_prefetch(&host_hlc_, 1);
@@ -1191,8 +1262,9 @@ void SystemImpl::PrefetchAnswerPath(uint32_t worker, uint64_t correlation, void*
   __builtin_prefetch(out_buffer_bytes_, 1);
 }
 
-absl::StatusOr<Message> SystemImpl::Ask(ActorId to, uint32_t type_id, const void* bytes, size_t size,
-                                        absl::Duration timeout, const AskInto& into, bool* copied) {
+RK_ASK_SEND_CODE absl::StatusOr<Message> SystemImpl::Ask(ActorId to, uint32_t type_id, const void* bytes,
+                                                         size_t size, absl::Duration timeout, const AskInto& into,
+                                                         bool* copied) {
   PrefetchAskPath(to, ask_slot_hint);
   const uint64_t seq = next_correlation_.fetch_add(1, std::memory_order_relaxed);
   uint64_t correlation = 0;
@@ -1205,9 +1277,17 @@ absl::StatusOr<Message> SystemImpl::Ask(ActorId to, uint32_t type_id, const void
   return r;
 }
 
-absl::StatusOr<Message> SystemImpl::AskUntraced(ActorId to, uint32_t type_id, const void* bytes, size_t size,
-                                                absl::Duration timeout, uint64_t seq, uint64_t* correlation_out,
-                                                const AskInto& into, bool* copied) {
+RK_ASK_ANSWER_CODE absl::StatusOr<Message> SystemImpl::TakeAnswer(uint64_t correlation, bool* copied) {
+  AskAnswer a = ask_slots_.Take(correlation);
+  if (!a.error.ok()) return a.error;
+  if (copied != nullptr) *copied = a.copied;
+  return std::move(a.reply);
+}
+
+RK_ASK_SEND_CODE absl::StatusOr<Message> SystemImpl::AskUntraced(ActorId to, uint32_t type_id, const void* bytes,
+                                                                 size_t size, absl::Duration timeout, uint64_t seq,
+                                                                 uint64_t* correlation_out, const AskInto& into,
+                                                                 bool* copied) {
   // A slot of its own (ask_slots.h): registered without out_mu_ or a map,
   // and the thread's Asks reuse the slot of its last one. With every slot
   // taken (kSlots Asks waiting at once), it waits for one to come free, up
@@ -1230,13 +1310,7 @@ absl::StatusOr<Message> SystemImpl::AskUntraced(ActorId to, uint32_t type_id, co
     correlation = ask_slots_.Claim(seq, &ask_slot_hint, into);
   }
   *correlation_out = correlation;
-  // The answer, once its slot has it; the slot is free again.
-  auto take = [&]() -> absl::StatusOr<Message> {
-    AskAnswer a = ask_slots_.Take(correlation);
-    if (!a.error.ok()) return a.error;
-    if (copied != nullptr) *copied = a.copied;
-    return std::move(a.reply);
-  };
+  auto take = [&] { return TakeAnswer(correlation, copied); };
   absl::Status sent = absl::OkStatus();
   if (!TrySendOwned(to, type_id, bytes, size, correlation)) {
     // The Send may wait for room: the Ask's deadline runs from here (or

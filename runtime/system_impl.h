@@ -165,6 +165,8 @@ class SystemImpl {
   // While the Ask waits: the lines its answer's take will touch (its slot's
   // answer, the drain's buffer, the ring back's header, `into`).
   void PrefetchAnswerPath(uint32_t worker, uint64_t correlation, void* into);
+  // An Ask's answer once its slot has it (the slot is free again).
+  absl::StatusOr<Message> TakeAnswer(uint64_t correlation, bool* copied);
   LlHeader HostRecordHeader(ActorId to, uint32_t type_id, size_t size, uint64_t correlation, uint64_t place) const;
   // Every other Send: traced, or not the common case.
   ABSL_ATTRIBUTE_NOINLINE absl::Status SendSlow(ActorId to, uint32_t type_id, const void* bytes, size_t size,
