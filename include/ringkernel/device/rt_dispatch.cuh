@@ -256,13 +256,6 @@ __device__ __forceinline__ bool HandOverWaiting(DirectSlot* d) {
 // announcement. Only the owner moves the word on from a state other than
 // kAnnOpen, so it waits out kAnnBusy (the poller's one fence) before it
 // decides.
-// (Not in builds with stream runs: their kernels have no registers to spare
-// for it, and their threads fence as before.)
-#if defined(RK_STREAM_RUNS) && !defined(RK_TRACE)
-constexpr bool kAnnounce = false;
-#else
-constexpr bool kAnnounce = true;
-#endif
 constexpr u64 kAnnClosed = 0;
 constexpr u64 kAnnOpen = ~u64{0};
 constexpr u64 kAnnBusy = ~u64{1};
@@ -298,7 +291,7 @@ __device__ __forceinline__ u64* AnnouncedRow(const WorkerThread& w) {
 // runs: nothing to write.
 __device__ __forceinline__ void MarkRunning(WorkerThread& w, u64 entry) {
   if (!w.sys->track_running || entry == w.running) return;
-  if (kAnnounce && w.running == kRowClear && AnnouncementSettled() == entry) {
+  if (w.running == kRowClear && AnnouncementSettled() == entry) {
     w.running = entry;
     return;
   }
@@ -312,7 +305,7 @@ __device__ __forceinline__ void MarkRunning(WorkerThread& w, u64 entry) {
 // entry names an actor that ran last; a missing one hides none that runs).
 __device__ __forceinline__ void ClearRunning(WorkerThread& w) {
   if (!w.sys->track_running || w.running == 0 || w.running == kRowClear) return;
-  if (kAnnounce && HasAnnouncement()) {
+  if (HasAnnouncement()) {
     const u64 a = AnnouncementSettled();
     if (a != kAnnOpen && a != kAnnClosed) {
       StoreRelaxedSys(AnnouncedRow(w), 0);
@@ -329,7 +322,7 @@ __device__ __forceinline__ void ClearRunning(WorkerThread& w) {
 // each of its turns).
 __device__ __forceinline__ void MarkIdle(WorkerThread& w) {
   if (!w.sys->track_running || w.running == kRowClear) return;
-  if (!kAnnounce || !HasAnnouncement()) {
+  if (!HasAnnouncement()) {
     ClearRunning(w);
     return;
   }

@@ -443,7 +443,7 @@ __device__ __forceinline__ u32 TakeRecords(WorkerThread& w, HostRing& ring, cons
         // Its owner idles: the poller announces what it will run (see
         // kAnnOpen), claimed before the entry is published and fenced while
         // the entry crosses to the owner.
-        const bool announcing = kAnnounce && announce == kAnnOpen && sys->track_running &&
+        const bool announcing = announce == kAnnOpen && sys->track_running &&
                                 atomicCAS(&slot->announce, kAnnOpen, kAnnBusy) == kAnnOpen;
         PublishDirect(w, slot, dtail, h, RK_ORDER_WORD(trace_word), t);
         if (announcing) {
