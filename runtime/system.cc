@@ -341,8 +341,7 @@ absl::Status SystemImpl::Init() {
   const uint64_t actor_ctl_off = AlignUp(sizeof(SystemControl), 128);
   const uint64_t worker_ctl_off = actor_ctl_off + uint64_t{o.max_actors} * sizeof(ActorControl);
   const uint64_t running_off = worker_ctl_off + uint64_t{workers} * sizeof(WorkerControl);
-  // The running table, then the announced entries (system_layout.h).
-  const uint64_t control_bytes = running_off + uint64_t{workers} * (o.threads_per_block + kAnnouncedPerWorker) * 8;
+  const uint64_t control_bytes = running_off + uint64_t{workers} * o.threads_per_block * 8;
   RK_ASSIGN_OR_RETURN(cuda::MappedBuffer ctl_buf, cuda::MappedBuffer::Create(control_bytes));
   control_buf_ = std::move(ctl_buf);
 
@@ -732,12 +731,7 @@ std::string SystemImpl::RunningActors(bool only_unexited) const {
   for (uint32_t w = 0; w < params_.num_workers; ++w) {
     if (only_unexited && LoadMapped(&worker_control_[w].exited) != 0) continue;
     for (uint32_t t = 0; t < threads; ++t) {
-      u64 e = LoadMapped(&running_[uint64_t{w} * threads + t]);
-      // A thread with its row clear runs what the poller announced for it,
-      // if anything (the first host message after it idled).
-      if (e == 0 && t >= kAnnouncedFirstThread && t - kAnnouncedFirstThread < kAnnouncedPerWorker) {
-        e = LoadMapped(AnnouncedEntry(running_, params_.num_workers, threads, w, t - kAnnouncedFirstThread));
-      }
+      const u64 e = LoadMapped(&running_[uint64_t{w} * threads + t]);
       if (e == 0) continue;
       const uint32_t actor = static_cast<uint32_t>(e & 0xFFFFFFFFu) - 1;
       const uint32_t type = static_cast<uint32_t>(e >> 32);

@@ -119,11 +119,9 @@ struct SystemOptions {
   // that a device fault (and a Stop that finds a handler stuck) names them.
   // Its cost: a store to mapped memory and a system-scope fence (some 1 µs
   // on an H100) each time a thread's entry changes before a handler runs —
-  // a message for another actor or of another type than its last; nothing
-  // while it keeps handling the same. After a thread idled (idle_spin), its
-  // first message from the host is announced by the worker's poller, whose
-  // fence overlaps the message's hand-over to the thread; others pay it as
-  // above. Off: no such cost, and a fault says that which handlers ran is
+  // its first message after it idled (idle_spin), or a message for another
+  // actor or of another type than its last; nothing while it keeps handling
+  // the same. Off: no such cost, and a fault says that which handlers ran is
   // not recorded.
   bool track_running = true;
   // How long Start waits for the kernel to come up.

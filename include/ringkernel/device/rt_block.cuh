@@ -213,7 +213,7 @@ __device__ void RunBlockMessage(WorkerThread& w, u32 queued, u8* smem, u64* s_hl
       rk_rx[a].head[source - 1] = o.head;
       rk_rx[a].released[source - 1] = o.head;
     }
-    ClearRunning(w);
+    MarkRunning(w, 0);
   }
   BlockBarrier();
 }
@@ -364,7 +364,7 @@ RK_UNROLL
         rk_rx[a].head[source - 1] = o.head;
         rk_rx[a].released[source - 1] = o.released;
       }
-      if (!more) ClearRunning(w);
+      if (!more) MarkRunning(w, 0);
       s_run_on = more;
     }
     RK_OC_ONLY(oc_t = BlockCyclesStep(oc, kOcBlockAfter, oc_t);)

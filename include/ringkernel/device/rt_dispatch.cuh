@@ -98,9 +98,7 @@ struct WorkerThread {
   const SystemParams* sys;
   u32 worker;
   OutboundCursor* out;  // the worker's ring to the host (shared memory)
-  // The entry this thread runs (in its row of the running table, or
-  // announced for it), 0, or kRowClear: 0, its row cleared and fenced.
-  u64 running;
+  u64 running;          // this thread's entry in the running table, as last written
   SendCache* sends;     // its last K2K receiver
   u32* buf;             // an inline payload being handled (kMailInlineMaxWords words, 16-byte aligned)
   // RK_HOP_STAMPS: the last empty poll, and the row of the last record handled
@@ -118,6 +116,16 @@ struct WorkerThread {
   RK_OC_ONLY(long long cut_cyc; long long cut_ret; long long cut_call;)
 };
 
+// Records in the running table that this thread runs `entry` (see the top
+// of rt_worker.cuh for why only on a change, and why with a fence).
+__device__ __forceinline__ void MarkRunning(WorkerThread& w, u64 entry) {
+  const SystemParams* sys = w.sys;
+  if (!sys->track_running || entry == w.running) return;
+  StoreRelaxedSys(&sys->running[static_cast<u64>(w.worker) * sys->threads_per_block + threadIdx.x], entry);
+  if (entry != 0) FenceSys();
+  w.running = entry;
+}
+
 // The first thread that owns actors, and the number of owner threads.
 constexpr u32 kFirstOwner = 32;
 __device__ __forceinline__ u32 OwnerCount() { return blockDim.x - kFirstOwner; }
@@ -130,8 +138,6 @@ __device__ __forceinline__ u32 OwnerCount() { return blockDim.x - kFirstOwner; }
 // not by a barrier, and atomics say so to the tools that check shared memory
 // for races.
 constexpr u32 kDirectSlots = 32;
-static_assert(kDirectSlots == kAnnouncedPerWorker && kFirstOwner == kAnnouncedFirstThread,
-              "an announced entry per hand-over slot, for its owner");
 constexpr u32 kDirectDepth = 4;
 constexpr u32 kDirectWords = 28;  // 112 payload bytes
 // Its fields in 16-byte pairs, each read and written in one shared atomic
@@ -168,9 +174,7 @@ struct DirectSlot {
   // The actor's MailboxHeader (the poller reads its tail for an entry's
   // mark); written with the fields above, before `actor`.
   unsigned long long box;
-  // The owner's announced running entry, or its state (kAnnOpen above):
-  // read with `box` in one 128-bit atomic by the poller.
-  unsigned long long announce;
+  unsigned long long unused;  // the entries 16-byte aligned
   DirectEntry e[kDirectDepth];
 };
 // SlotGetPair reads these fields in pairs.
@@ -181,7 +185,6 @@ RK_ASSERT_OFFSET(DirectSlot, actor_type, 16);
 RK_ASSERT_OFFSET(DirectSlot, failed, 20);
 RK_ASSERT_OFFSET(DirectSlot, thread_types, 24);
 RK_ASSERT_OFFSET(DirectSlot, box, 32);
-RK_ASSERT_OFFSET(DirectSlot, announce, 40);
 RK_ASSERT_OFFSET(DirectSlot, e, 48);
 
 __device__ __forceinline__ u32 SlotGet(u32* p) { return atomicOr(p, 0u); }
@@ -236,102 +239,6 @@ __device__ __forceinline__ void SlotSet128(void* p, u64 lo, u64 hi) {
 __device__ __forceinline__ bool HandOverWaiting(DirectSlot* d) {
   const u64 ht = SlotGetPair(&d->head);
   return static_cast<u32>(ht) != static_cast<u32>(ht >> 32);
-}
-
-// The announcement word of a hand-over slot (DirectSlot::announce): how the
-// first handler after a quiet spell is attributed without its thread's
-// system-scope fence (some 0.7-1.3 µs) on the message's way. The poller
-// pays the fence instead, while the hand-over crosses to the owner:
-//   kAnnClosed  the thread's announced entry is 0, and stays so;
-//   kAnnOpen    the same, and the poller may announce: set by the owner once
-//               it idles, after its row and its announced entry are cleared
-//               and fenced (WorkerThread::running is kRowClear then);
-//   kAnnBusy    the poller claimed it (from kAnnOpen) for a hand-over it
-//               publishes: it writes the announced entry and fences;
-//   an entry    the announced entry holds it, at the host: the owner's from
-//               here on (it runs it, or clears it).
-// A thread whose row is clear runs an announced entry equal to what it is
-// about to run without writing or fencing anything. Any other change writes
-// its row and fences, as before; the host prefers the row to the
-// announcement. Only the owner moves the word on from a state other than
-// kAnnOpen, so it waits out kAnnBusy (the poller's one fence) before it
-// decides.
-constexpr u64 kAnnClosed = 0;
-constexpr u64 kAnnOpen = ~u64{0};
-constexpr u64 kAnnBusy = ~u64{1};
-constexpr u64 kRowClear = ~u64{2};
-static_assert(RunningEntry(0xFFFFFFFBu, 0xFFFFFFFFu) < kRowClear, "no entry reads as a state");
-
-// The hand-over slots of this block (shared memory, set up by WorkerLoop).
-__shared__ DirectSlot rk_direct[kDirectSlots];
-
-// This thread's announcement word (it owns hand-over slot
-// threadIdx.x - kFirstOwner), once the poller is done writing it.
-__device__ __forceinline__ bool HasAnnouncement() {
-  return threadIdx.x >= kFirstOwner && threadIdx.x - kFirstOwner < kDirectSlots;
-}
-__device__ __forceinline__ u64 AnnouncementSettled() {
-  unsigned long long* a = &rk_direct[threadIdx.x - kFirstOwner].announce;
-  u64 v = SlotGet64(a);
-  while (v == kAnnBusy) v = SlotGet64(a);
-  return v;
-}
-__device__ __forceinline__ u64* RunningRow(const WorkerThread& w) {
-  return &w.sys->running[static_cast<u64>(w.worker) * w.sys->threads_per_block + threadIdx.x];
-}
-__device__ __forceinline__ u64* AnnouncedRow(const WorkerThread& w) {
-  const SystemParams* sys = w.sys;
-  return AnnouncedEntry(sys->running, sys->num_workers, sys->threads_per_block, w.worker,
-                        threadIdx.x - kAnnouncedFirstThread);
-}
-
-// Records in the running table that this thread runs `entry` (see the top
-// of rt_worker.cuh for why only on a change, and why with a fence). With its
-// row clear, an entry the poller announced for it (and fenced) is what it
-// runs: nothing to write.
-__device__ __forceinline__ void MarkRunning(WorkerThread& w, u64 entry) {
-  if (!w.sys->track_running || entry == w.running) return;
-  if (w.running == kRowClear && AnnouncementSettled() == entry) {
-    w.running = entry;
-    return;
-  }
-  StoreRelaxedSys(RunningRow(w), entry);
-  FenceSys();
-  w.running = entry;
-}
-
-// The thread runs nothing (a block handler returned; the loop ends): its row
-// and any entry announced for it are cleared, without a fence (a stale
-// entry names an actor that ran last; a missing one hides none that runs).
-__device__ __forceinline__ void ClearRunning(WorkerThread& w) {
-  if (!w.sys->track_running || w.running == 0 || w.running == kRowClear) return;
-  if (HasAnnouncement()) {
-    const u64 a = AnnouncementSettled();
-    if (a != kAnnOpen && a != kAnnClosed) {
-      StoreRelaxedSys(AnnouncedRow(w), 0);
-      SlotSet64(&rk_direct[threadIdx.x - kFirstOwner].announce, kAnnClosed);
-    }
-  }
-  StoreRelaxedSys(RunningRow(w), 0);
-  w.running = 0;
-}
-
-// An idle thread leaves the running table. One with a hand-over slot clears
-// its row and its announced entry, fences, and opens the slot to the
-// poller's announcements (once per quiet spell: the idle loop calls this on
-// each of its turns).
-__device__ __forceinline__ void MarkIdle(WorkerThread& w) {
-  if (!w.sys->track_running || w.running == kRowClear) return;
-  if (!HasAnnouncement()) {
-    ClearRunning(w);
-    return;
-  }
-  const u64 a = AnnouncementSettled();
-  StoreRelaxedSys(RunningRow(w), 0);
-  if (a != kAnnOpen && a != kAnnClosed) StoreRelaxedSys(AnnouncedRow(w), 0);
-  FenceSys();
-  if (a != kAnnOpen) SlotSet64(&rk_direct[threadIdx.x - kFirstOwner].announce, kAnnOpen);
-  w.running = kRowClear;
 }
 
 // Fills a Ctx for one invocation (the send cache copied in).

@@ -373,7 +373,6 @@ __device__ __forceinline__ u32 TakeRecords(WorkerThread& w, HostRing& ring, cons
     bool direct = false;
     u32 dtail = 0;
     u64 mark = 0;  // lane 0: the entry's (LoadMark)
-    u64 announce = kAnnClosed;  // lane 0: the slot's announcement word
     if (slot != nullptr) {
       u32 head = 0, pending = 0, actor = 0, type = 0, failed = 0, eligible = 0, ok = 0;
       if (lane == 0) {
@@ -383,9 +382,7 @@ __device__ __forceinline__ u32 TakeRecords(WorkerThread& w, HostRing& ring, cons
         // between.
         const u64 pa = SlotGetPair(&slot->pending);
         __threadfence_block();
-        const SlotPair128 ba = SlotGet128(&slot->box);  // the mailbox, the announcement
-        const u64 box = ba.lo;
-        announce = ba.hi;
+        const u64 box = SlotGet64(&slot->box);
         const u64 ht = SlotGetPair(&slot->head);
         const u64 tf = SlotGetPair(&slot->actor_type);
         const u64 thread_types = SlotGet64(&slot->thread_types);
@@ -440,18 +437,7 @@ __device__ __forceinline__ u32 TakeRecords(WorkerThread& w, HostRing& ring, cons
 #ifdef RK_ASK_STAMPS
         t = PollerTimes{now, header_in, record_in, checked, put};
 #endif
-        // Its owner idles: the poller announces what it will run (see
-        // kAnnOpen), claimed before the entry is published and fenced while
-        // the entry crosses to the owner.
-        const bool announcing = announce == kAnnOpen && sys->track_running &&
-                                atomicCAS(&slot->announce, kAnnOpen, kAnnBusy) == kAnnOpen;
         PublishDirect(w, slot, dtail, h, RK_ORDER_WORD(trace_word), t);
-        if (announcing) {
-          const u64 entry = RunningEntry(h.actor, h.type);
-          StoreRelaxedSys(AnnouncedEntry(sys->running, sys->num_workers, sys->threads_per_block, w.worker, pos), entry);
-          FenceSys();
-          atomicExch(&slot->announce, entry);
-        }
       }
       __syncwarp();
     } else {

@@ -53,9 +53,6 @@
 //   * Fault attribution: a thread writes the running table (mapped) only
 //     when the actor or message type it runs changes, then fences so that a
 //     fault in the handler finds it there; it clears its entry when idle.
-//     The first host message after an owner idled comes with its entry
-//     announced and fenced by the poller (kAnnOpen, rt_dispatch.cuh): the
-//     owner runs it without a fence of its own.
 #ifndef RINGKERNEL_DEVICE_RT_WORKER_CUH_
 #define RINGKERNEL_DEVICE_RT_WORKER_CUH_
 
@@ -379,7 +376,7 @@ __device__ __forceinline__ void WorkerRoleLoop(const SystemParams* sys, u32 work
       // most of its idle power.
       __nanosleep(kEmptyWorkerSleepNs);
     } else if (now - last_work_ns > sys->idle_spin_ns) {
-      MarkIdle(w);
+      MarkRunning(w, 0);
       if (sys->idle_backoff_max_ns != 0) {
         backoff = backoff == 0 ? 64 : (backoff * 2 > sys->idle_backoff_max_ns ? sys->idle_backoff_max_ns : backoff * 2);
         __nanosleep(backoff);
@@ -400,7 +397,7 @@ __device__ __forceinline__ void WorkerRoleLoop(const SystemParams* sys, u32 work
     }
     RK_OC_ONLY(OwnerCyclesFlush(mine.index);)
   }
-  ClearRunning(w);
+  MarkRunning(w, 0);
   if (kPoller && lane == 0 && ring.released != HostReleasePoint(ring.head)) {
     LlRelease(ring.hdr, HostReleasePoint(ring.head));
   }
@@ -421,6 +418,7 @@ __device__ void WorkerLoop(const SystemParams* sys, u32 worker, u8* smem) {
   __shared__ unsigned long long s_handled;
   __shared__ unsigned long long s_hlc;
   __shared__ OutboundCursor s_out;
+  __shared__ DirectSlot s_direct[kDirectSlots];
   if (tid == 0) {
     s_request = 0;
     s_pending_count = 0;
@@ -445,12 +443,11 @@ __device__ void WorkerLoop(const SystemParams* sys, u32 worker, u8* smem) {
     rk_rx[tid].active = 0;
   }
   if (tid < kDirectSlots) {
-    SlotSet(&rk_direct[tid].head, 0);
-    SlotSet(&rk_direct[tid].tail, 0);
-    SlotSet(&rk_direct[tid].pending, 0);
-    SlotSet(&rk_direct[tid].actor, 0);
-    SlotSet(&rk_direct[tid].failed, 0);
-    SlotSet64(&rk_direct[tid].announce, kAnnClosed);
+    SlotSet(&s_direct[tid].head, 0);
+    SlotSet(&s_direct[tid].tail, 0);
+    SlotSet(&s_direct[tid].pending, 0);
+    SlotSet(&s_direct[tid].actor, 0);
+    SlotSet(&s_direct[tid].failed, 0);
   }
   __syncthreads();
   ThreadFrame frame{};
@@ -479,7 +476,7 @@ __device__ void WorkerLoop(const SystemParams* sys, u32 worker, u8* smem) {
   sh.handled = &s_handled;
   sh.hlc = &s_hlc;
   sh.out = &s_out;
-  sh.direct = rk_direct;
+  sh.direct = s_direct;
   if (warp == 0) {
     WorkerRoleLoop<true>(sys, worker, w, sh);
   } else {

@@ -21,9 +21,7 @@
 //   * `WorkerControl` — per-worker heartbeat and counters, flushed likewise;
 //   * the running table — per worker thread, the actor whose handler it is
 //                       running, written by the worker itself so that the
-//                       host can name the actor after a device fault; after
-//                       it, per worker, the entries the poller announces for
-//                       the owners of its hand-over slots (rt_dispatch.cuh).
+//                       host can name the actor after a device fault.
 // Every index with a single writer sits alone on a 128-byte line.
 #ifndef RINGKERNEL_DEVICE_SYSTEM_LAYOUT_H_
 #define RINGKERNEL_DEVICE_SYSTEM_LAYOUT_H_
@@ -41,7 +39,7 @@ namespace rk {
 
 // The version of everything in this file and of the kernel's entry point.
 // Packages record it; the runtime refuses images built for another.
-inline constexpr u32 kAbiVersion = 8;
+inline constexpr u32 kAbiVersion = 7;
 
 // The kernel's entry point, as codegen emits it.
 #define RK_KERNEL_ENTRY_NAME "rk_system_kernel"
@@ -172,19 +170,6 @@ RK_HOST_DEVICE constexpr u64 RunningEntry(u32 actor, u32 type) {
   return static_cast<u64>(actor + 1) | static_cast<u64>(type) << 32;
 }
 
-// The announced entries follow the running table (num_workers ×
-// threads_per_block entries): kAnnouncedPerWorker per worker, entry k for
-// thread kAnnouncedFirstThread + k (the owner of hand-over slot k). A
-// thread runs what its own entry says, or, while that is 0, what its
-// announced entry says.
-inline constexpr u32 kAnnouncedPerWorker = 32;
-inline constexpr u32 kAnnouncedFirstThread = 32;
-RK_HOST_DEVICE RK_FORCEINLINE u64* AnnouncedEntry(u64* running, u32 num_workers, u32 threads_per_block, u32 worker,
-                                                  u32 slot) {
-  return running + static_cast<u64>(num_workers) * threads_per_block + static_cast<u64>(worker) * kAnnouncedPerWorker +
-         slot;
-}
-
 // The payload of a kSpawn control record.
 struct SpawnRecord {
   u32 actor;
@@ -217,7 +202,7 @@ struct SystemParams {
   SystemControl* control;
   ActorControl* actor_control;
   WorkerControl* worker_control;
-  u64* running;               // num_workers × threads_per_block entries, then the announced ones
+  u64* running;               // num_workers × threads_per_block entries
   u8* worker_in;              // num_workers host → worker rings, worker_ring_bytes apart
   u8* worker_out;             // num_workers worker → host rings, worker_ring_bytes apart
   u64 worker_ring_bytes;

@@ -184,8 +184,7 @@ struct RK_ACTOR Crasher {
   }
 };
 // A trap instruction (what a failed device-side assert ends in) when `code`
-// is not 0; otherwise it counts the message. A Poke is counted and
-// answered.
+// is not 0; otherwise it counts the message.
 struct Trap { int code; };
 struct RK_ACTOR Trapper {
   long long calm;
@@ -193,7 +192,6 @@ struct RK_ACTOR Trapper {
     if (t.code != 0) __trap();
     ++calm;
   }
-  RK_HANDLER void on(const Poke& p, rk::Ctx& ctx) { ctx.reply(Poked{static_cast<int>(++calm)}); }
 };
 
 // ---- Defaults: default member initialisers run at spawn. ----
