@@ -38,6 +38,11 @@
 //       latency_us: an Ask to that Echo after a Q ms sleep and then 200 µs
 //       of the thread spinning on the clock (a core awake and at speed,
 //       with none of the Ask's code or data touched).
+//   path=ask_host_steps;quiet_ms=Q;step=S   (a build with RK_ASK_HOST_STAMPS)
+//       step_ns: how long each path=ask;quiet_ms=Q Ask spent on the host
+//       between step S-1 and step S (runtime/system_impl.h's AskStep: S is
+//       entered, prefetched, claimed, sent, answer_prefetched, locked,
+//       drained, returned, out); iteration i is the i-th quiet Ask.
 //   path=host_to_gpu;payload=64;threads=T;receivers=T   (T = 1 and 4)
 //       msgs_per_s: T host threads, started together, each Sends
 //       --paths-messages 64-byte messages to its own Sink64 actor (retrying
@@ -98,6 +103,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <functional>
+#include <iterator>
 #include <limits>
 #include <mutex>
 #include <optional>
@@ -114,6 +120,7 @@
 #include "bench/baselines.h"
 #include "bench/exp_common.h"
 #include "bench/nvml_power.h"
+#include "runtime/system_access.h"
 #include "ringkernel/device/mailbox.h"
 #include "ringkernel/status_macros.h"
 
@@ -147,6 +154,36 @@ absl::Status CheckSink(const SinkReport& r, uint64_t sent, const std::string& wh
                                             PayloadXor(64, sent), ")"));
   }
   return absl::OkStatus();
+}
+
+// ---- The host's steps of an Ask (a build with RK_ASK_HOST_STAMPS). ----
+
+// Records and prints the steps of the Asks since the last take that came
+// after a pause of at least half of `quiet_ms` (the quiet Asks; the Pongs'
+// drains in between are not Asks). Nothing in other builds.
+void RecordAskHostSteps(const Bench& b, int quiet_ms) {
+  static constexpr const char* kNames[] = {"called",  "entered", "prefetched", "claimed", "sent",
+                                           "answer_prefetched", "locked", "drained", "returned", "out"};
+  static_assert(std::size(kNames) == static_cast<size_t>(rk::AskStep::kCount), "a name per step");
+  const rk::AskHostStepLog log = rk::internal::SystemAccess::TakeAskHostSteps();
+  if (log.asks.empty() || log.ticks_per_us <= 0) return;
+  const double ns_per_tick = 1000.0 / log.ticks_per_us;
+  int iteration = 0;
+  for (const rk::AskHostSteps& a : log.asks) {
+    if (static_cast<double>(a.gap_ticks) * ns_per_tick < quiet_ms * 5e5) continue;
+    ++iteration;
+    std::string line = absl::StrCat("paths ask_host_steps quiet_ms=", quiet_ms, " #", iteration, " (ns):");
+    uint64_t prev = 0;
+    for (size_t k = 1; k < std::size(kNames); ++k) {
+      if (a.ticks[k] == 0) continue;  // a step this Ask did not pass
+      const double ns = static_cast<double>(a.ticks[k] - prev) * ns_per_tick;
+      prev = a.ticks[k];
+      b.rec.Add(kExp, absl::StrCat("path=ask_host_steps;quiet_ms=", quiet_ms, ";step=", kNames[k]), iteration,
+                "step_ns", ns, "nanoseconds");
+      absl::StrAppend(&line, " ", kNames[k], " ", static_cast<int64_t>(ns));
+    }
+    std::printf("%s\n", line.c_str());
+  }
 }
 
 // ---- Power. ----
@@ -723,10 +760,12 @@ absl::Status ExpPaths(const Bench& b) {
         std::printf("paths %-48s %8.3f us\n", send_config.c_str(), us);
       }
       const std::string config = absl::StrCat("path=ask;quiet_ms=", quiet_ms);
+      (void)rk::internal::SystemAccess::TakeAskHostSteps();
       for (int i = 0; i < o.paths_quiet_asks; ++i) {
         absl::SleepFor(absl::Milliseconds(quiet_ms));
         RK_RETURN_IF_ERROR(time_ask(config, i + 1));
       }
+      RecordAskHostSteps(b, quiet_ms);
     }
     // What the pause makes slow, taken apart: the GPU side quiet while the
     // host keeps busy with the same calls, and the host awake (spinning) but

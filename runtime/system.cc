@@ -68,6 +68,58 @@ constexpr uint64_t kAskColdTicks = 1;
 thread_local uint64_t ask_last_ticks = 0;
 thread_local bool ask_cold = false;
 
+// The measurement build's stamps (AskStep, system_impl.h): the calling
+// thread's current Ask, and the log every thread's Asks end in. Compiled
+// either way, so that the build that uses them never finds them broken;
+// without RK_ASK_HOST_STAMPS they compile to nothing.
+#ifndef RK_ASK_HOST_STAMPS
+#define RK_ASK_HOST_STAMPS 0
+#endif
+constexpr bool kAskHostStamps = RK_ASK_HOST_STAMPS != 0;
+constexpr size_t kAskHostStepsKept = size_t{1} << 16;
+thread_local uint64_t ask_steps[static_cast<int>(AskStep::kCount)];
+thread_local uint64_t ask_steps_last_out = 0;
+
+struct AskStepLog {
+  absl::Mutex mu;
+  std::vector<AskHostSteps> asks ABSL_GUARDED_BY(mu);
+  // The counter and the steady clock at the first Ask: the counter's rate.
+  uint64_t first_ticks ABSL_GUARDED_BY(mu) = 0;
+  std::chrono::steady_clock::time_point first_time ABSL_GUARDED_BY(mu);
+};
+AskStepLog& StepLog() {
+  static AskStepLog* log = new AskStepLog;
+  return *log;
+}
+inline void StampAsk(AskStep s) {
+  if constexpr (kAskHostStamps) ask_steps[static_cast<int>(s)] = CpuTicks();
+}
+inline void BeginAskSteps() {
+  if constexpr (kAskHostStamps) {
+    std::memset(ask_steps, 0, sizeof(ask_steps));
+    StampAsk(AskStep::kCalled);
+  }
+}
+void EndAskSteps() {
+  if constexpr (kAskHostStamps) {
+    StampAsk(AskStep::kOut);
+    const uint64_t called = ask_steps[static_cast<int>(AskStep::kCalled)];
+    AskHostSteps r;
+    r.gap_ticks = ask_steps_last_out != 0 ? called - ask_steps_last_out : 0;
+    for (int i = 1; i < static_cast<int>(AskStep::kCount); ++i) {
+      r.ticks[i] = ask_steps[i] != 0 ? ask_steps[i] - called : 0;
+    }
+    ask_steps_last_out = ask_steps[static_cast<int>(AskStep::kOut)];
+    AskStepLog& log = StepLog();
+    absl::MutexLock lock(&log.mu);
+    if (log.first_ticks == 0) {
+      log.first_ticks = CpuTicks();
+      log.first_time = std::chrono::steady_clock::now();
+    }
+    if (log.asks.size() < kAskHostStepsKept) log.asks.push_back(r);
+  }
+}
+
 // One line into the second-level cache. In assembly: a loop of nothing but
 // __builtin_prefetch has no effect the compiler must keep.
 inline void PrefetchLine(const char* p) {
@@ -1216,6 +1268,17 @@ void SystemImpl::RunPauseHook() {
   if (pause) pause();
 }
 
+AskHostStepLog TakeAskHostSteps() {
+  AskHostStepLog out;
+  AskStepLog& log = StepLog();
+  absl::MutexLock lock(&log.mu);
+  out.asks = std::exchange(log.asks, {});
+  const double us =
+      std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - log.first_time).count();
+  if (log.first_ticks != 0 && us >= 1000) out.ticks_per_us = static_cast<double>(CpuTicks() - log.first_ticks) / us;
+  return out;
+}
+
 // The slot of the calling thread's last Ask (ask_slots.h: tried first).
 static thread_local uint32_t ask_slot_hint = 0;
 
@@ -1265,11 +1328,19 @@ RK_ASK_SEND_CODE void SystemImpl::PrefetchAnswerPath(uint32_t worker, uint64_t c
 RK_ASK_SEND_CODE absl::StatusOr<Message> SystemImpl::Ask(ActorId to, uint32_t type_id, const void* bytes,
                                                          size_t size, absl::Duration timeout, const AskInto& into,
                                                          bool* copied) {
+  StampAsk(AskStep::kEntered);
   PrefetchAskPath(to, ask_slot_hint);
+  StampAsk(AskStep::kPrefetched);
   const uint64_t seq = next_correlation_.fetch_add(1, std::memory_order_relaxed);
   uint64_t correlation = 0;
   if (!tracing_.load(std::memory_order_relaxed)) {
-    return AskUntraced(to, type_id, bytes, size, timeout, seq, &correlation, into, copied);
+    if constexpr (kAskHostStamps) {
+      absl::StatusOr<Message> r = AskUntraced(to, type_id, bytes, size, timeout, seq, &correlation, into, copied);
+      StampAsk(AskStep::kReturned);
+      return r;
+    } else {
+      return AskUntraced(to, type_id, bytes, size, timeout, seq, &correlation, into, copied);
+    }
   }
   const int64_t begin = HostNowNs();
   absl::StatusOr<Message> r = AskUntraced(to, type_id, bytes, size, timeout, seq, &correlation, into, copied);
@@ -1295,6 +1366,7 @@ RK_ASK_SEND_CODE absl::StatusOr<Message> SystemImpl::AskUntraced(ActorId to, uin
   // once the request is out, or before a wait (for a slot, for room): after
   // a pause its first read is slow, and nothing before the request needs it.
   uint64_t correlation = ask_slots_.Claim(seq, &ask_slot_hint, into);
+  StampAsk(AskStep::kClaimed);
   std::optional<Clock::time_point> deadline_at;
   auto deadline = [&] {
     if (!deadline_at.has_value()) deadline_at = Clock::now() + absl::ToChronoNanoseconds(timeout);
@@ -1318,6 +1390,7 @@ RK_ASK_SEND_CODE absl::StatusOr<Message> SystemImpl::AskUntraced(ActorId to, uin
     sent = SendUntraced(to, type_id, bytes, size, correlation,
                         absl::Now() + absl::FromChrono(deadline() - Clock::now()));
   }
+  StampAsk(AskStep::kSent);
   if (!sent.ok()) {
     // Nothing was sent: no answer can come.
     ask_slots_.Withdraw(correlation);
@@ -1338,6 +1411,7 @@ RK_ASK_SEND_CODE absl::StatusOr<Message> SystemImpl::AskUntraced(ActorId to, uin
   // The answer takes a round trip to the GPU at the least: meanwhile, what
   // its take will touch.
   PrefetchAnswerPath(reply_worker, correlation, into.dest);
+  StampAsk(AskStep::kAnswerPrefetched);
   uint32_t spins = 0;
   uint64_t failures_seen = failures_sorted_.load(std::memory_order_acquire);
   for (;;) {
@@ -1350,7 +1424,9 @@ RK_ASK_SEND_CODE absl::StatusOr<Message> SystemImpl::AskUntraced(ActorId to, uin
     if (spins == 0 || failures != failures_seen || (spins & 63) == 63 || RingBackHasRecord(reply_worker)) {
       failures_seen = failures;
       absl::MutexLock lock(&out_mu_);
+      StampAsk(AskStep::kLocked);
       DrainRingLocked(reply_worker);
+      StampAsk(AskStep::kDrained);
       if (ask_slots_.Filled(correlation)) return take();
       // The actor failed: no reply will come.
       for (const ActorFailure& f : failures_) {
@@ -1793,7 +1869,15 @@ absl::StatusOr<Message> System::AskTyped(ActorId to, uint32_t type_id, const voi
                                          absl::Duration timeout, void* into, uint32_t into_type, uint32_t into_size,
                                          bool* copied) {
   internal::nvtx::Range range(internal::nvtx::Call::kAsk);
-  return impl_->Ask(to, type_id, bytes, size, timeout, SystemImpl::AskInto{into, into_type, into_size}, copied);
+  if constexpr (kAskHostStamps) {
+    BeginAskSteps();
+    absl::StatusOr<Message> r =
+        impl_->Ask(to, type_id, bytes, size, timeout, SystemImpl::AskInto{into, into_type, into_size}, copied);
+    EndAskSteps();
+    return r;
+  } else {
+    return impl_->Ask(to, type_id, bytes, size, timeout, SystemImpl::AskInto{into, into_type, into_size}, copied);
+  }
 }
 
 }  // namespace rk

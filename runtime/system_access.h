@@ -57,6 +57,9 @@ struct SystemAccess {
   static uint32_t WorkerOf(const System& system, ActorId id) { return system.impl_->WorkerOf(id); }
   // Whether Sends are admitted: false once Stop has begun (or a fault).
   static bool Accepting(const System& system) { return system.impl_->accepting(); }
+  // What a measurement build (RK_ASK_HOST_STAMPS) stamped of the process's
+  // Asks since the last call: rkbench prints the steps of its quiet Asks.
+  static AskHostStepLog TakeAskHostSteps() { return ::rk::TakeAskHostSteps(); }
 };
 
 }  // namespace rk::internal

@@ -59,6 +59,34 @@ T LoadMapped(const T* p) {
   return __atomic_load_n(p, __ATOMIC_ACQUIRE);
 }
 
+// The steps of an Ask on its thread, as a measurement build stamps them with
+// the CPU's counter (RK_ASK_HOST_STAMPS, runtime/system.cc). In order:
+enum class AskStep : int {
+  kCalled,            // System::AskTyped entered (its profiler range opened)
+  kEntered,           // SystemImpl::Ask entered
+  kPrefetched,        // the Ask's path prefetched (nothing, when warm)
+  kClaimed,           // its answer slot claimed
+  kSent,              // its request written
+  kAnswerPrefetched,  // the answer's path prefetched
+  kLocked,            // its last look at the ring back: the lock taken
+  kDrained,           // the same look done
+  kReturned,          // SystemImpl::Ask returning
+  kOut,               // System::AskTyped returning
+  kCount
+};
+struct AskHostSteps {
+  uint64_t gap_ticks = 0;  // since the thread's last Ask returned (0: its first)
+  // Each step's ticks after kCalled; 0 for kCalled, and for a step not passed.
+  uint64_t ticks[static_cast<int>(AskStep::kCount)] = {};
+};
+struct AskHostStepLog {
+  std::vector<AskHostSteps> asks;  // in the order they returned
+  double ticks_per_us = 0;         // the counter's rate, measured since the first (0: too soon to tell)
+};
+// The steps of the Asks that returned since the last call, on every thread
+// (at most 65,536 kept); none unless built with RK_ASK_HOST_STAMPS.
+AskHostStepLog TakeAskHostSteps();
+
 class SystemImpl {
  public:
   static absl::StatusOr<std::unique_ptr<SystemImpl>> Start(std::shared_ptr<RuntimeImpl> runtime,
