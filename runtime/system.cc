@@ -71,14 +71,15 @@ thread_local bool ask_cold = false;
 // The measurement build's stamps (AskStep, system_impl.h): the calling
 // thread's current Ask, and the log every thread's Asks end in. Compiled
 // either way, so that the build that uses them never finds them broken;
-// without RK_ASK_HOST_STAMPS they compile to nothing.
+// without RK_ASK_HOST_STAMPS they compile to nothing (and clang, seeing
+// them only in discarded branches, would call them unneeded).
 #ifndef RK_ASK_HOST_STAMPS
 #define RK_ASK_HOST_STAMPS 0
 #endif
 constexpr bool kAskHostStamps = RK_ASK_HOST_STAMPS != 0;
 constexpr size_t kAskHostStepsKept = size_t{1} << 16;
-thread_local uint64_t ask_steps[static_cast<int>(AskStep::kCount)];
-thread_local uint64_t ask_steps_last_out = 0;
+[[maybe_unused]] thread_local uint64_t ask_steps[static_cast<int>(AskStep::kCount)];
+[[maybe_unused]] thread_local uint64_t ask_steps_last_out = 0;
 
 struct AskStepLog {
   absl::Mutex mu;
@@ -87,20 +88,20 @@ struct AskStepLog {
   uint64_t first_ticks ABSL_GUARDED_BY(mu) = 0;
   std::chrono::steady_clock::time_point first_time ABSL_GUARDED_BY(mu);
 };
-AskStepLog& StepLog() {
+[[maybe_unused]] AskStepLog& StepLog() {
   static AskStepLog* log = new AskStepLog;
   return *log;
 }
-inline void StampAsk(AskStep s) {
+[[maybe_unused]] inline void StampAsk(AskStep s) {
   if constexpr (kAskHostStamps) ask_steps[static_cast<int>(s)] = CpuTicks();
 }
-inline void BeginAskSteps() {
+[[maybe_unused]] inline void BeginAskSteps() {
   if constexpr (kAskHostStamps) {
     std::memset(ask_steps, 0, sizeof(ask_steps));
     StampAsk(AskStep::kCalled);
   }
 }
-void EndAskSteps() {
+[[maybe_unused]] void EndAskSteps() {
   if constexpr (kAskHostStamps) {
     StampAsk(AskStep::kOut);
     const uint64_t called = ask_steps[static_cast<int>(AskStep::kCalled)];
