@@ -637,13 +637,44 @@ TEST(LlRingTest, CachedOnlyReservationNeverReadsTheConsumersHead) {
   EXPECT_FALSE(ring.TryReserveCachedOnly(&pos));
 }
 
+// The consumer's stamps (LlStampUnusedWords, LlStampUnusedUnits) write
+// nothing during a ring's first lap, whose slots start zeroed (a ring back's
+// first records would otherwise rewrite every unused word of their slots,
+// some 1,000 words each for a program with a 4 KiB message), and write every
+// unused word, with the lap's flag, at lap 2^29 and 2^29 + 2^30.
+TEST(LlRingTest, StampsWriteNothingInTheFirstLapAndEveryUnusedWordAtAStampingLap) {
+  constexpr u32 kMax = 4096;
+  TestRing ring(1, kMax, 0);
+  constexpr u64 kLap = 2;  // positions per lap
+  const u32 used = kLlHeaderWords + 16 / 4;
+  for (u64 pos : {u64{0}, u64{1}, kLap, (u64{1} << 29) * kLap, (u64{1} << 29) * kLap + 1,
+                  ((u64{1} << 29) + (u64{1} << 30)) * kLap, (u64{1} << 30) * kLap, (u64{1} << 31) * kLap}) {
+    const bool stamping = pos >= (u64{1} << 29) * kLap && pos != (u64{1} << 30) * kLap && pos != (u64{1} << 31) * kLap;
+    u64* slot = ring.Slot(pos);
+    for (u32 i = 0; i < ring.slot_words(); ++i) slot[i] = 0;
+    WriteRecord(ring, pos, 0, 1, 16, 0);
+    LlStampUnusedWords(slot, ring.slot_words(), ring.Flag(pos), 16);
+    for (u32 i = used; i < ring.slot_words(); ++i) {
+      ASSERT_EQ(slot[i], stamping ? LlWord(0, ring.Flag(pos)) : u64{0}) << "word " << i << " at position " << pos;
+    }
+    // The units' form, on the same slot taken as 4 units of which the
+    // record used `used` words.
+    for (u32 i = 0; i < 4 * kLlUnitWords; ++i) slot[i] = 0;
+    LlStampUnusedUnits(slot, 4, used, ring.Flag(pos));
+    for (u32 i = used; i < 4 * kLlUnitWords; ++i) {
+      ASSERT_EQ(slot[i], stamping ? LlWord(0, ring.Flag(pos)) : u64{0}) << "unit word " << i << " at position " << pos;
+    }
+    for (u32 i = 0; i < used; ++i) ASSERT_EQ(slot[i], u64{0}) << "a word the record used, at position " << pos;
+  }
+}
+
 // Flags are the lap number modulo 2^31 and a record rewrites only the words
 // it uses, so a payload word that no record of its slot rewrote for 2^31
 // laps would show the current lap's flag; a reader polling while the current
 // writer has stored its header but not yet that word would accept it (a torn
 // record). The consumer prevents this by stamping a slot's unused words every
 // 2^30 laps (LlStampUnusedWords). Here: 2 slots; a 64-byte record at position
-// 0 (lap 0); in that slot since, only header-only records (laps 2^30, which
+// 0 (lap 0); in that slot since, only header-only records (laps 2^29, which
 // the consumer stamps, and 2^31 - 1); at position 2^32 (lap 2^31: the same
 // slot and flag as lap 0) a 64-byte record whose header is written but whose
 // payload is not yet.
@@ -655,9 +686,9 @@ TEST(LlRingTest, StalePayloadWordsDoNotAliasAfterTwoToTheThirtyOneLaps) {
   ASSERT_EQ(ring.Slot(kAliasing), ring.Slot(0));
   ASSERT_EQ(ring.Flag(kAliasing), ring.Flag(0));
   WriteRecord(ring, 0, 0, 0, kMax, 0);                   // lap 0: all 16 payload words
-  WriteRecord(ring, (u64{1} << 30) * kLap, 0, 1, 0, 0);  // lap 2^30: header only
+  WriteRecord(ring, (u64{1} << 29) * kLap, 0, 1, 0, 0);  // lap 2^29: header only
   // ...which its consumer read and, at this lap, stamped.
-  LlStampUnusedWords(ring.Slot((u64{1} << 30) * kLap), ring.slot_words(), ring.Flag((u64{1} << 30) * kLap), 0);
+  LlStampUnusedWords(ring.Slot((u64{1} << 29) * kLap), ring.slot_words(), ring.Flag((u64{1} << 29) * kLap), 0);
   WriteRecord(ring, kAliasing - kLap, 0, 2, 0, 0);       // lap 2^31 - 1: header only
   // Lap 2^31: the header only, so far.
   std::vector<u64> image(ring.slot_words(), 0);

@@ -935,15 +935,18 @@ TEST(MailboxTest, LookSmallTellsAnEmptySlotFromARecordOfAnotherKind) {
   EXPECT_EQ(buf[0], kSentinel);
 }
 
-// Stamping (MailboxStampUnused): at a lap that is a multiple of 2^30 (the
-// flag's low 30 bits zero), the owner writes the inline words a record did
-// not use with the lap's flag; at any other lap it writes nothing.
+// Stamping (MailboxStampUnused): at a stamping lap (LlStampingLap: 2^29,
+// then every 2^30 laps), the owner writes the inline words a record did not
+// use with the lap's flag; at any other lap, lap 0 and lap 2^31 among them,
+// it writes nothing.
 TEST(MailboxTest, StampingWritesUnusedInlineWordsEveryTwoToTheThirtyLaps) {
   constexpr u32 kLog2 = 3;
   constexpr u64 kCap = u64{1} << kLog2;
-  constexpr u64 kStampPos = (u64{1} << 30) * kCap + 5;  // lap 2^30, slot 5
-  static_assert((LlFlag(kStampPos, kLog2) & 0x3FFFFFFFu) == 0, "a stamping lap");
-  static_assert(LlFlag(kStampPos, kLog2) == 0xC0000000u, "lap 2^30");
+  constexpr u64 kStampPos = (u64{1} << 29) * kCap + 5;  // lap 2^29, slot 5
+  static_assert(LlStampingLap(LlFlag(kStampPos, kLog2)), "a stamping lap");
+  static_assert(LlFlag(kStampPos, kLog2) == 0xA0000000u, "lap 2^29");
+  static_assert(LlStampingLap(LlFlag(kStampPos + (u64{1} << 30) * kCap, kLog2)), "lap 2^29 + 2^30");
+  static_assert(!LlStampingLap(LlFlag(5, kLog2)), "lap 0 stamps nothing");
   for (u32 max_payload : {40u, 1000u}) {
     TestMailbox m(kLog2, max_payload, 0);
     const u32 iw = m.inline_words();
@@ -954,9 +957,11 @@ TEST(MailboxTest, StampingWritesUnusedInlineWordsEveryTwoToTheThirtyLaps) {
       if (kind == 1 && max_payload <= kMailInlineMax) continue;
       const u32 size = kind == 0 ? 9 : kind == 1 ? max_payload : 0;
       const u32 used = kind == 0 ? 3 : 0;
-      for (u64 pos : {kStampPos - 2 * kCap, kStampPos - kCap, kStampPos, kStampPos + kCap, kStampPos + 2 * kCap,
-                      (u64{1} << 31) * kCap - kCap + 5, (u64{1} << 31) * kCap + 5}) {
-        const bool stamping = (m.Flag(pos) & 0x3FFFFFFFu) == 0;
+      for (u64 pos : {u64{5}, u64{5} + kCap, kStampPos - 2 * kCap, kStampPos - kCap, kStampPos, kStampPos + kCap,
+                      kStampPos + 2 * kCap, (u64{1} << 30) * kCap + 5, (u64{1} << 31) * kCap - kCap + 5,
+                      (u64{1} << 31) * kCap + 5, kStampPos + (u64{1} << 30) * kCap}) {
+        const bool stamping = pos == kStampPos || pos == kStampPos + (u64{1} << 30) * kCap;
+        ASSERT_EQ(stamping, LlStampingLap(m.Flag(pos))) << pos;
         // The previous lap: every inline word written.
         Sender(max_payload).Write(m, pos - kCap, 7, 2);
         std::vector<u8> payload(size + 1);
@@ -996,7 +1001,7 @@ TEST(MailboxTest, StampingPreventsStaleWordsFromAliasingAfterTwoToTheThirtyOneLa
   constexpr u32 kLog2 = 3;
   constexpr u64 kCap = u64{1} << kLog2;
   constexpr u64 kLap0 = 5;
-  constexpr u64 kStampLap = (u64{1} << 30) * kCap + 5;
+  constexpr u64 kStampLap = (u64{1} << 29) * kCap + 5;
   constexpr u64 kAliasing = (u64{1} << 31) * kCap + 5;
   for (bool stamp : {true, false}) {
     TestMailbox m(kLog2, 40, 0);
@@ -1052,9 +1057,9 @@ TEST(MailboxTest, ManyProducersSmallInlineMailbox) {
 
 TEST(MailboxTest, ManyProducersPlainArea) {
   // Payloads up to 1000 bytes: up to 128 inline, larger ones in the plain
-  // area. The run passes lap 2^30, where the owner stamps every slot while
-  // producers write the next lap.
-  constexpr u64 kStampLapStart = (u64{1} << 30) * 8;
+  // area. The run passes lap 2^29 (a stamping lap), where the owner stamps
+  // every slot while producers write the next lap.
+  constexpr u64 kStampLapStart = (u64{1} << 29) * 8;
   RunStress({.capacity_log2 = 3,
              .max_payload = 1000,
              .start = kStampLapStart - 8 * 300,
@@ -1066,7 +1071,7 @@ TEST(MailboxTest, ManyProducersPlainArea) {
 
 TEST(MailboxTest, PositionsWrapAtTwoToTheSixtyFour) {
   // Starts before the wrap, so that the positions, the slot index and the
-  // flag (lap 0 after the wrap is also a stamping lap) wrap while producers
+  // flag wrap while producers
   // race; inline and plain payloads. The producers' cursors hold positions
   // from before the start (see ZeroCursorReservesAnywhereInThePositionSpace
   // for zero-initialised ones).

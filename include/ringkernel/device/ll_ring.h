@@ -77,6 +77,15 @@ RK_HOST_DEVICE constexpr u32 LlFlag(u64 pos, u32 capacity_log2) {
   return static_cast<u32>((pos >> capacity_log2) & 0x7FFFFFFFu) | 0x80000000u;
 }
 RK_HOST_DEVICE constexpr u64 LlWord(u32 data, u32 flag) { return (static_cast<u64>(flag) << 32) | data; }
+// The laps at which a consumer stamps the words a record left unused
+// (LlStampUnusedWords, LlStampUnusedUnits, MailboxStampUnused): one lap in
+// 2^30, those whose flag's low 30 bits are 2^29. Not lap 0: every ring and
+// mailbox starts zeroed, and zero matches no flag, so nothing is stale
+// before lap 2^29; from then on every word is rewritten at least once in any
+// 2^30 laps, long before its flag comes round again (2^31 laps). (Stamping
+// at lap 0 wrote every unused word of every slot during a ring's first lap:
+// a ring back of 8 KiB slots cost the host 1-2 us a record for it.)
+RK_HOST_DEVICE constexpr bool LlStampingLap(u32 flag) { return (flag & 0x3FFFFFFFu) == 0x20000000u; }
 RK_HOST_DEVICE constexpr u32 LlData(u64 word) { return static_cast<u32>(word); }
 RK_HOST_DEVICE constexpr u32 LlWordFlag(u64 word) { return static_cast<u32>(word >> 32); }
 
@@ -270,10 +279,11 @@ RK_HOST_DEVICE inline LlReadResult LlTryReadRecord(const u64* slot, u32 flag, u3
 // A record rewrites only the words it uses, and flags repeat every 2^31 laps:
 // a word no record touched for that long would show the current flag again
 // and be taken as part of a record still being written. So once every 2^30
-// laps the consumer stamps the slot's unused words with the current flag;
-// the release of `head` orders these stores before the next producer's.
+// laps (LlStampingLap) the consumer stamps the slot's unused words with the
+// current flag; the release of `head` orders these stores before the next
+// producer's.
 RK_HOST_DEVICE inline void LlStampUnusedWords(u64* slot, u32 slot_words, u32 flag, u32 record_size) {
-  if ((flag & 0x3FFFFFFFu) != 0) return;
+  if (!LlStampingLap(flag)) return;
   for (u32 i = kLlHeaderWords + (record_size + 3) / 4; i < slot_words; ++i) StoreRelaxedSys(slot + i, LlWord(0, flag));
 }
 
@@ -596,11 +606,12 @@ RK_HOST_DEVICE inline LlReadResult LlTryReadUnits(const u64* slots, u32 capacity
   return LlTryReadPayload(at, flag, h->size, payload) ? LlReadResult::kReady : LlReadResult::kNotReady;
 }
 
-// The variable-length form of LlStampUnusedWords: once every 2^30 laps,
-// stamps the words of a consumed record's (or skip's) units that it did not
-// write, `used` words being written from the start of its first unit.
+// The variable-length form of LlStampUnusedWords: once every 2^30 laps
+// (LlStampingLap), stamps the words of a consumed record's (or skip's) units
+// that it did not write, `used` words being written from the start of its
+// first unit.
 RK_HOST_DEVICE inline void LlStampUnusedUnits(u64* unit, u32 units, u32 used, u32 flag) {
-  if ((flag & 0x3FFFFFFFu) != 0) return;
+  if (!LlStampingLap(flag)) return;
   for (u32 i = used; i < units * kLlUnitWords; ++i) StoreRelaxedSys(unit + i, LlWord(0, flag));
 }
 

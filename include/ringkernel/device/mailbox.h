@@ -545,9 +545,10 @@ RK_HOST_DEVICE inline bool MailboxTryTakeSmall(const u64* slot, u32 inline_words
 }
 
 // After taking the record of a slot and before releasing it: once every
-// 2^30 laps, stamps the inline words the record did not use (see above).
+// 2^30 laps (LlStampingLap), stamps the inline words the record did not use
+// (see above).
 RK_HOST_DEVICE inline void MailboxStampUnused(u64* slot, u32 inline_words, u32 flag, const MailHeader& h) {
-  if ((flag & 0x3FFFFFFFu) != 0) return;
+  if (!LlStampingLap(flag)) return;
   const u32 used = (h.flags & (kMailPlain | kMailVoid)) ? 0 : (h.size + 3) / 4;
   for (u32 i = used; i < inline_words; ++i) StoreRelaxedGpu(slot + kMailHeaderWords + i, LlWord(0, flag));
 }
