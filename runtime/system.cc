@@ -135,12 +135,9 @@ inline void PrefetchLine(const char* p) {
 
 void PrefetchCode(const char* begin, const char* end) {
   if (begin == nullptr || end <= begin) return;
-  // One prefetch per 128-byte pair of lines: the second-level cache's
-  // spatial prefetcher fetches a line's partner with it, and each prefetch
-  // holds a line-fill buffer of the core until its line arrives.
-  constexpr uintptr_t kPair = 128;
-  for (uintptr_t p = reinterpret_cast<uintptr_t>(begin) & ~(kPair - 1); p < reinterpret_cast<uintptr_t>(end);
-       p += kPair) {
+  constexpr uintptr_t kLine = 64;
+  for (uintptr_t p = reinterpret_cast<uintptr_t>(begin) & ~(kLine - 1); p < reinterpret_cast<uintptr_t>(end);
+       p += kLine) {
     PrefetchLine(reinterpret_cast<const char*>(p));
   }
 }
@@ -1290,20 +1287,13 @@ RK_ASK_SEND_CODE void SystemImpl::PrefetchAskPath(ActorId to, uint32_t slot_hint
   const uint64_t now = CpuTicks();
   ask_cold = now - ask_last_ticks > kAskColdTicks;
   ask_last_ticks = now;
-  // The data first: the code's prefetches (over a hundred lines after a
-  // pause) take the core's line-fill buffers, and what is asked for after
-  // them waits for one to come free.
+  if (ask_cold) PrefetchCode(__start_rk_ask_send_text, __stop_rk_ask_send_text);
   ask_slots_.PrefetchClaim(slot_hint);
   const uint32_t a = to.value;
-  const bool known = a < actor_count_.load(std::memory_order_relaxed);
-  if (known) {
-    __builtin_prefetch(&actor_types_[a]);
-    __builtin_prefetch(&actor_place_[a]);
-  }
-  if (ask_cold) PrefetchCode(__start_rk_ask_send_text, __stop_rk_ask_send_text);
-  if (!known) return;
-  // The worker is needed for the rest: its line was asked for before the
-  // code's.
+  if (a >= actor_count_.load(std::memory_order_relaxed)) return;
+  __builtin_prefetch(&actor_types_[a]);
+  // The worker is needed for the rest: this load waits for its line, while
+  // the prefetches above (and the actor's type) are in flight with it.
   const uint32_t w = static_cast<uint32_t>(actor_place_[a].load(std::memory_order_relaxed));
   if (w >= params_.num_workers) return;
   ring_owners_.Prefetch(w);
