@@ -10,8 +10,11 @@
 //     that was running (its handler and message type), every later call the
 //     same at once, Stop too; with the running table off, the report says
 //     that what ran is not recorded
-//     (ATrapWithTheRunningTableOffSaysWhichHandlerRanIsNotRecorded); a fault
-//     found while Spawn waits for the GPU is reported, not a deadlock;
+//     (ATrapWithTheRunningTableOffSaysWhichHandlerRanIsNotRecorded); the
+//     handler is named when it faults at once after its thread wrote its
+//     entry without a fence, after an idle spell or as the actor's first
+//     (FaultRightAfterEntryGpuTest); a fault found while Spawn waits for the
+//     GPU is reported, not a deadlock;
 //   * a handler that never returns occupies only its own worker: actors on
 //     other workers keep answering; Stop returns by its deadline naming the
 //     stuck actor; once the system is destroyed the process can end
@@ -178,6 +181,56 @@ TEST_F(FaultGpuTest, ATrapWithTheRunningTableOffSaysWhichHandlerRanIsNotRecorded
   EXPECT_EQ((*sys)->phase(), KernelPhase::kFaulted);
   EXPECT_THAT((*sys)->Stop(absl::Seconds(2)), StatusIs(absl::StatusCode::kAborted, HasSubstr("not recorded")));
 }
+
+// A thread's running-table entry is a posted store to mapped memory with no
+// fence before the handler runs: what attributes a fault is that the store,
+// issued before the faulting instruction, has reached the host by the time
+// the fault is reported (bench/probes/fault_store.cu measures the same
+// without the runtime). The tightest case, checked once per process (a
+// fault ends its context): the entry written right before the handler's
+// first instruction faults, for a thread that had gone idle (its entry
+// cleared) and for an actor's very first message, by a trap and by an
+// illegal address.
+struct FaultAfterChange {
+  const char* name;
+  bool idle_first;  // one message handled, then a quiet spell past idle_spin
+  bool trap;        // a trap; else a store to an unmapped address
+};
+void PrintTo(const FaultAfterChange& c, std::ostream* os) { *os << c.name; }
+class FaultRightAfterEntryGpuTest : public FaultGpuTest, public ::testing::WithParamInterface<FaultAfterChange> {};
+
+TEST_P(FaultRightAfterEntryGpuTest, TheFaultNamesTheHandler) {
+  const FaultAfterChange c = GetParam();
+  absl::StatusOr<std::unique_ptr<System>> sys = runtime_->Start(program_, ::rk::testing::TestOptions());
+  ASSERT_TRUE(sys.ok()) << sys.status();
+  const char* const type = c.trap ? "Trapper" : "Crasher";
+  absl::StatusOr<ActorId> a = (*sys)->Spawn(type, "faulter");
+  ASSERT_TRUE(a.ok()) << a.status();
+  if (c.idle_first) {
+    ASSERT_TRUE((*sys)->Send(*a, Trap{0}).ok());
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    ASSERT_TRUE((*sys)->Health().ok());
+  }
+  if (c.trap) {
+    ASSERT_TRUE((*sys)->Send(*a, Trap{1}).ok());
+  } else {
+    ASSERT_TRUE((*sys)->Send(*a, Crash{0x10}).ok());
+  }
+  const absl::Status health = HealthOnceFaulted(**sys);
+  EXPECT_THAT(health, StatusIs(absl::StatusCode::kAborted,
+                               AllOf(HasSubstr("the GPU kernel faulted"),
+                                     HasSubstr(absl::StrCat("actor 'faulter' (", type, ")")),
+                                     HasSubstr(c.trap ? "handling 'Trap'" : "handling 'Crash'"))));
+}
+
+// Each twice: the store and the fault race, so one process is one sample.
+INSTANTIATE_TEST_SUITE_P(
+    Cases, FaultRightAfterEntryGpuTest,
+    ::testing::Values(FaultAfterChange{"TrapAfterIdle", true, true}, FaultAfterChange{"TrapAfterIdleAgain", true, true},
+                      FaultAfterChange{"TrapFirst", false, true}, FaultAfterChange{"TrapFirstAgain", false, true},
+                      FaultAfterChange{"IllegalAddressFirst", false, false},
+                      FaultAfterChange{"IllegalAddressFirstAgain", false, false}),
+    [](const ::testing::TestParamInfo<FaultAfterChange>& i) { return std::string(i.param.name); });
 
 // A fault found while Spawn waited for the GPU used to deadlock the host:
 // Spawn held the actor table's lock across the wait, and the fault check

@@ -117,12 +117,11 @@ struct SystemOptions {
   absl::Duration ingress_full_timeout = absl::Milliseconds(1);
   // Record, per worker thread, the actor and message whose handler runs, so
   // that a device fault (and a Stop that finds a handler stuck) names them.
-  // Its cost: a store to mapped memory and a system-scope fence (some 1 µs
-  // on an H100) each time a thread's entry changes before a handler runs —
-  // its first message after it idled (idle_spin), or a message for another
-  // actor or of another type than its last; nothing while it keeps handling
-  // the same. Off: no such cost, and a fault says that which handlers ran is
-  // not recorded.
+  // Its cost: one posted store to mapped memory each time a thread's entry
+  // changes before a handler runs — its first message after it idled
+  // (idle_spin), or a message for another actor or of another type than its
+  // last; nothing while it keeps handling the same. Off: no such cost, and
+  // a fault says that which handlers ran is not recorded.
   bool track_running = true;
   // How long Start waits for the kernel to come up.
   absl::Duration start_timeout = absl::Seconds(10);

@@ -117,12 +117,11 @@ struct WorkerThread {
 };
 
 // Records in the running table that this thread runs `entry` (see the top
-// of rt_worker.cuh for why only on a change, and why with a fence).
+// of rt_worker.cuh for why only on a change, and why without a fence).
 __device__ __forceinline__ void MarkRunning(WorkerThread& w, u64 entry) {
   const SystemParams* sys = w.sys;
   if (!sys->track_running || entry == w.running) return;
   StoreRelaxedSys(&sys->running[static_cast<u64>(w.worker) * sys->threads_per_block + threadIdx.x], entry);
-  if (entry != 0) FenceSys();
   w.running = entry;
 }
 

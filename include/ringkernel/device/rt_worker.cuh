@@ -51,8 +51,13 @@
 //     A worker with no actors sleeps kEmptyWorkerSleepNs between looks for
 //     its first one.
 //   * Fault attribution: a thread writes the running table (mapped) only
-//     when the actor or message type it runs changes, then fences so that a
-//     fault in the handler finds it there; it clears its entry when idle.
+//     when the actor or message type it runs changes, with a posted store
+//     and no fence; it clears its entry when idle. A fault in the handler
+//     finds the entry because a thread's stores issued before a faulting
+//     instruction reach the host before the fault is reported — measured,
+//     not promised by the memory model (bench/probes/fault_store.cu, and
+//     FaultRightAfterEntryGpuTest on every GPU run). A system-scope fence
+//     made sure of it and cost the first handler after idle some 1 µs.
 #ifndef RINGKERNEL_DEVICE_RT_WORKER_CUH_
 #define RINGKERNEL_DEVICE_RT_WORKER_CUH_
 
