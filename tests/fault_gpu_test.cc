@@ -185,8 +185,8 @@ TEST_F(FaultGpuTest, ATrapWithTheRunningTableOffSaysWhichHandlerRanIsNotRecorded
 // A thread's running-table entry is a posted store to mapped memory with no
 // fence before the handler runs: what attributes a fault is that the store,
 // issued before the faulting instruction, has reached the host by the time
-// the fault is reported (bench/probes/fault_store.cu measures the same
-// without the runtime). The tightest case, checked once per process (a
+// the fault is reported (bench/probes/fault_store.cu is to measure the
+// same without the runtime). The tightest case, checked once per process (a
 // fault ends its context): the entry written right before the handler's
 // first instruction faults, for a thread that had gone idle (its entry
 // cleared) and for an actor's very first message, by a trap and by an

@@ -4,15 +4,22 @@
 //
 // RingKernel names the handlers that were running when the kernel faulted
 // from its running table (mapped memory): a thread writes its entry before
-// it runs a handler of another actor or message type, and then fences at
-// system scope (MarkRunning, rt_dispatch.cuh), so that a fault in that
-// handler finds the entry there. The fence costs the first handler after
-// an idle spell some 1 µs (bench/NOTES.md, sessions 16, 45, 49). Nothing in
-// the PTX memory model says what a fault does to stores that were issued
-// and not yet visible, so this probe looks: a kernel in which one thread
-// stores a tag to mapped memory and faults right after, in a fresh context
-// each round, and the host reads the tag once the fault has been reported
-// (as the runtime does: the stream's error first, then the table).
+// it runs a handler of another actor or message type (MarkRunning,
+// rt_dispatch.cuh). Until session 50 it then fenced at system scope, so
+// that a fault in that handler was sure to find the entry there; the fence
+// cost the first handler after an idle spell some 1 µs (bench/NOTES.md,
+// sessions 16, 45, 49, 50), and the entry is now a posted store alone.
+// Nothing in the PTX memory model says what a fault does to stores that
+// were issued and not yet visible, so this probe looks: a kernel in which
+// one thread stores a tag to mapped memory and faults right after, in a
+// process of its own each round, and the host reads the tag once the fault
+// has been reported (as the runtime does: the stream's error first, then
+// the table). The runtime's own check is FaultRightAfterEntryGpuTest.
+//
+// Status: not yet run to the end. Its first form (session 50, H200)
+// re-created a context in one process after each fault, which that machine
+// refused ("busy or unavailable") from the first round on; each round now
+// runs in a child process.
 //
 // Per round, one of:
 //   fault: the thread's next instruction after the store is an illegal
@@ -28,6 +35,9 @@
 //   nvcc -O2 -arch=sm_90 -o fault_store bench/probes/fault_store.cu
 //   ./fault_store [ROUNDS_PER_CONFIGURATION]      (default 20)
 #include "probe_common.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <cstring>
@@ -88,67 +98,93 @@ struct Counts {
   int no_fault = 0;  // the kernel did not fault (the round is not counted)
 };
 
-// One round in a fresh context. True when the kernel faulted.
-bool Round(unsigned long long tag, int fault, int fence, int traffic, int sms, bool* found, char* error,
-           size_t error_size) {
-  CK(cudaSetDevice(0));
+// One round, in a child process of its own (a fault poisons the process's
+// context, and re-creating one in the same process is refused on some
+// machines). The child's exit status: 0 the tag was found, 1 it was not,
+// 2 the kernel did not fault, 3 the round could not be set up.
+enum RoundResult : int { kFound = 0, kLost = 1, kNoFault = 2, kSetupFailed = 3 };
+
+[[noreturn]] void RoundInChild(unsigned long long tag, int fault, int fence, int traffic) {
+  auto fail = [](const char* what, cudaError_t e) {
+    printf("  round setup: %s: %s\n", what, cudaGetErrorString(e));
+    fflush(stdout);
+    _exit(kSetupFailed);
+  };
+  cudaError_t e = cudaSetDevice(0);
+  if (e != cudaSuccess) fail("cudaSetDevice", e);
+  int sms = 0;
+  e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
+  if (e != cudaSuccess) fail("cudaDeviceGetAttribute", e);
   unsigned long long* host = nullptr;
-  CK(cudaHostAlloc(reinterpret_cast<void**>(&host), 4096, cudaHostAllocMapped));
+  e = cudaHostAlloc(reinterpret_cast<void**>(&host), 4096, cudaHostAllocMapped);
+  if (e != cudaSuccess) fail("cudaHostAlloc", e);
   std::memset(host, 0, 4096);
   const unsigned sink_words = 1u << 20;  // 16 MiB
   uint4* sink = nullptr;
-  CK(cudaHostAlloc(reinterpret_cast<void**>(&sink), size_t{sink_words} * 16, cudaHostAllocMapped));
+  e = cudaHostAlloc(reinterpret_cast<void**>(&sink), size_t{sink_words} * 16, cudaHostAllocMapped);
+  if (e != cudaSuccess) fail("cudaHostAlloc", e);
   unsigned long long* dev_tag = nullptr;
   uint4* dev_sink = nullptr;
-  CK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&dev_tag), host, 0));
-  CK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&dev_sink), sink, 0));
+  if ((e = cudaHostGetDevicePointer(reinterpret_cast<void**>(&dev_tag), host, 0)) != cudaSuccess ||
+      (e = cudaHostGetDevicePointer(reinterpret_cast<void**>(&dev_sink), sink, 0)) != cudaSuccess) {
+    fail("cudaHostGetDevicePointer", e);
+  }
   // An address no allocation covers: the first page.
   unsigned long long* bad = reinterpret_cast<unsigned long long*>(uintptr_t{0x100});
   StoreThenFault<<<traffic ? sms : 1, 128>>>(dev_tag, tag, fault, fence, traffic, dev_sink, sink_words, bad);
-  const cudaError_t e = cudaDeviceSynchronize();
+  e = cudaDeviceSynchronize();
   // Read as the runtime does, after the error has been reported.
-  *found = __atomic_load_n(host, __ATOMIC_ACQUIRE) == tag;
-  std::snprintf(error, error_size, "%s", cudaGetErrorString(e));
-  cudaDeviceReset();  // frees both buffers with the context
-  return e != cudaSuccess;
+  const bool found = __atomic_load_n(host, __ATOMIC_ACQUIRE) == tag;
+  if (e == cudaSuccess) _exit(kNoFault);
+  if (tag == 1 || !found) printf("  tag %llu: %s, tag %s\n", tag, cudaGetErrorString(e), found ? "found" : "LOST");
+  fflush(stdout);
+  _exit(found ? kFound : kLost);
+}
+
+int RunRound(unsigned long long tag, int fault, int fence, int traffic) {
+  fflush(stdout);
+  const pid_t pid = fork();
+  if (pid < 0) return kSetupFailed;
+  if (pid == 0) RoundInChild(tag, fault, fence, traffic);
+  int status = 0;
+  if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) return kSetupFailed;
+  return WEXITSTATUS(status);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   const int rounds = argc > 1 ? std::atoi(argv[1]) : 20;
-  int sms = 0;
-  {
-    ProbeDevice d = OpenProbeDevice();
-    sms = d.prop.multiProcessorCount;
-    cudaDeviceReset();
-  }
-  printf("%d rounds a configuration, each in a fresh context; tag found / rounds that faulted\n", rounds);
-  printf("%-14s %-8s %-10s %8s %8s   %s\n", "fault", "traffic", "between", "found", "faulted", "error");
+  // The parent makes no CUDA call: each round's child has the device alone.
+  printf("%d rounds a configuration, each in a process of its own; tag found / rounds that faulted\n", rounds);
+  printf("%-14s %-8s %-10s %8s %8s %8s\n", "fault", "traffic", "between", "found", "faulted", "other");
   unsigned long long tag = 1;
   int lost_without_fence = 0;
+  int setup_failures = 0;
   for (int fault = 0; fault < 3; ++fault) {
     for (int traffic = 0; traffic < 2; ++traffic) {
       for (int fence = 0; fence < 2; ++fence) {
         Counts c;
-        char error[160] = "";
+        int other = 0;
         for (int r = 0; r < rounds; ++r, ++tag) {
-          bool found = false;
-          if (!Round(tag, fault, fence, traffic, sms, &found, error, sizeof error)) {
-            ++c.no_fault;
-            continue;
+          const int result = RunRound(tag, fault, fence, traffic);
+          if (result == kFound || result == kLost) {
+            ++c.rounds;
+            if (result == kFound) ++c.found;
+          } else {
+            ++other;
+            if (result == kNoFault) ++c.no_fault;
+            if (result == kSetupFailed) ++setup_failures;
           }
-          ++c.rounds;
-          if (found) ++c.found;
         }
         if (!fence) lost_without_fence += c.rounds - c.found;
-        printf("%-14s %-8s %-10s %8d %8d   %s%s\n", kFaultName[fault], traffic ? "streams" : "none",
-               fence ? "fence.sys" : "nothing", c.found, c.rounds, error,
+        printf("%-14s %-8s %-10s %8d %8d %8d%s\n", kFaultName[fault], traffic ? "streams" : "none",
+               fence ? "fence.sys" : "nothing", c.found, c.rounds, other,
                c.no_fault ? " (some rounds did not fault)" : "");
         fflush(stdout);
       }
     }
   }
-  printf("tags lost without a fence: %d\n", lost_without_fence);
-  return 0;
+  printf("tags lost without a fence: %d; rounds that could not be set up: %d\n", lost_without_fence, setup_failures);
+  return setup_failures == 0 ? 0 : 1;
 }

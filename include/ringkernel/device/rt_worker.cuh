@@ -55,8 +55,8 @@
 //     and no fence; it clears its entry when idle. A fault in the handler
 //     finds the entry because a thread's stores issued before a faulting
 //     instruction reach the host before the fault is reported — measured,
-//     not promised by the memory model (bench/probes/fault_store.cu, and
-//     FaultRightAfterEntryGpuTest on every GPU run). A system-scope fence
+//     not promised by the memory model (FaultRightAfterEntryGpuTest on
+//     every GPU run; bench/probes/fault_store.cu). A system-scope fence
 //     made sure of it and cost the first handler after idle some 1 µs.
 #ifndef RINGKERNEL_DEVICE_RT_WORKER_CUH_
 #define RINGKERNEL_DEVICE_RT_WORKER_CUH_
