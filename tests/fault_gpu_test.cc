@@ -193,7 +193,8 @@ TEST_F(FaultGpuTest, ATrapWithTheRunningTableOffSaysWhichHandlerRanIsNotRecorded
 // illegal address.
 struct FaultAfterChange {
   const char* name;
-  bool idle_first;  // one message handled, then a quiet spell past idle_spin
+  bool idle_first;  // one Trap{0} handled, then a quiet spell past idle_spin
+                    // (trapper cases only: a Crasher has no harmless message)
   bool trap;        // a trap; else a store to an unmapped address
 };
 void PrintTo(const FaultAfterChange& c, std::ostream* os) { *os << c.name; }

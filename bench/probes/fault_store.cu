@@ -48,9 +48,8 @@ enum Fault : int { kIllegalLoad = 0, kIllegalStore = 1, kTrap = 2 };
 const char* const kFaultName[] = {"illegal load", "illegal store", "trap"};
 
 // Block 0, thread 0 stores the tag and faults; with traffic, the other
-// blocks stream stores into `sink` until the kernel dies. `start` holds the
-// moment (globaltimer) at which thread 0 faults, so that the stream is in
-// full flow by then.
+// blocks stream stores into `sink` until the kernel dies, and thread 0
+// waits 200 µs first, so that the stream is in full flow by then.
 __global__ void StoreThenFault(unsigned long long* tag_slot, unsigned long long tag, int fault, int fence,
                                int traffic, uint4* sink, unsigned sink_words, unsigned long long* bad) {
   if (blockIdx.x != 0) {
