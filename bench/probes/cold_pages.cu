@@ -26,6 +26,8 @@
 //         sleep and then warm (median of 20), with both words in the pinned
 //         buffer or both in the 2 MiB page.
 //
+// Status: not yet run on a GPU machine (bench/NOTES.md, session 51).
+//
 //   nvcc -O2 -arch=sm_90 -I include -o cold_pages bench/probes/cold_pages.cu
 //   ./cold_pages [ROUNDS] [QUIET_MS]        (default 5 rounds, 1000 ms)
 #include <sys/mman.h>
