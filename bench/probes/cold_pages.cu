@@ -242,8 +242,8 @@ int main(int argc, char** argv) {
   }
   for (int r = 0; r < rounds; ++r) {
     for (int k = 0; k < kWalks; ++k) {
-      const Config& c = walks[(k + r) % kWalks];
-      const int i = (k + r) % kWalks;
+      const int i = (k + r) % kWalks;  // each round starts one configuration later
+      const Config& c = walks[i];
       if (c.spin) {
         SpinMs(quiet_ms, tpn);
       } else {
