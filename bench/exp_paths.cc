@@ -38,6 +38,13 @@
 //       latency_us: an Ask to that Echo after a Q ms sleep and then 200 µs
 //       of the thread spinning on the clock (a core awake and at speed,
 //       with none of the Ask's code or data touched).
+//   path=ask_neighbour_busy;quiet_ms=Q
+//       latency_us: an Ask to that Echo after a Q ms sleep of this thread
+//       while another host thread kept Asking the second Echo, up to just
+//       before this Ask: the code, the system's shared structures and the
+//       last-level cache warm from another core, this thread's own caches
+//       and translations not (what a host thread of the runtime's own
+//       could keep warm for a caller that slept).
 //   path=ask_host_steps;quiet_ms=Q;step=S   (a build with RK_ASK_HOST_STAMPS)
 //       step_ns: how long each path=ask;quiet_ms=Q Ask spent on the host
 //       between step S-1 and step S (runtime/system_impl.h's AskStep: S is
@@ -791,6 +798,43 @@ absl::Status ExpPaths(const Bench& b) {
         }
         RK_RETURN_IF_ERROR(time_ask(config, i + 1));
       }
+    }
+    // The helper Asks the second Echo back to back until told to pause;
+    // the timed thread waits for the pause to be taken (the helper's last
+    // Ask has returned) and Asks at once, then lets it go on.
+    {
+      std::atomic<int> phase{0};  // 0 Ask, 1 pause asked, 2 paused, 3 end
+      absl::Status helper_status = absl::OkStatus();
+      std::thread helper([&] {
+        uint64_t busy = uint64_t{1} << 40;  // its own seq: the timed thread owns `seq`
+        for (;;) {
+          const int p = phase.load(std::memory_order_acquire);
+          if (p == 3) return;
+          if (p == 1) {
+            phase.store(2, std::memory_order_release);
+            continue;
+          }
+          if (p == 2 || !helper_status.ok()) continue;
+          absl::StatusOr<Pong> r = sys->Ask<Pong>(other, Ping{++busy}, kAskTimeout);
+          if (!r.ok()) helper_status = r.status();
+        }
+      });
+      absl::Status timed = absl::OkStatus();
+      for (const int quiet_ms : quiet) {
+        const std::string config = absl::StrCat("path=ask_neighbour_busy;quiet_ms=", quiet_ms);
+        for (int i = 0; i < o.paths_quiet_asks && timed.ok(); ++i) {
+          absl::SleepFor(absl::Milliseconds(quiet_ms));
+          phase.store(1, std::memory_order_release);
+          while (phase.load(std::memory_order_acquire) != 2) {
+          }
+          timed = time_ask(config, i + 1);
+          phase.store(0, std::memory_order_release);
+        }
+      }
+      phase.store(3, std::memory_order_release);
+      helper.join();
+      RK_RETURN_IF_ERROR(timed);
+      RK_RETURN_IF_ERROR(helper_status);
     }
     RK_RETURN_IF_ERROR(StopCleanly(*sys, "paths (one idle actor)"));
   }
