@@ -22,9 +22,12 @@
 //              four 16-byte loads a lane), checks them by ballot, and writes
 //              the payloads contiguous into the stage; the next eight's
 //              loads are issued before lane 0 runs this batch's handlers.
-// The sender is one thread with a single-producer channel (its tail in a
-// register), as a RingKernel channel's; "full" counts its refusals: when it
-// is near zero the sender, not the receiver, set the pace.
+// Each receiver calls the handler out of line (`call`, as the runtime does)
+// or with the dispatch inlined (`inline`); `count only` runs no handler at
+// all, so its rate is the protocol's and the sender's pace. The sender is
+// one thread with a single-producer channel (its tail in a register), as a
+// RingKernel channel's; "refused" counts the times it found the channel
+// full: near zero, the sender, not the receiver, set the pace.
 //
 // Build and run on a GPU machine:
 //   nvcc -O2 -arch=sm_90 -I include -o batch_receive bench/probes/batch_receive.cu && ./batch_receive
@@ -47,9 +50,9 @@ struct Ready {
   Payload m;
 };
 
-// The dispatch and handlers, out of line as RingKernel's RunThreadHandler:
-// type 1 is the Drain; 3-5 exist so that the switch is a real one.
-__device__ __noinline__ void Dispatch(DrainState* s, u32 type, const Payload* m) {
+// The dispatch and handlers: type 1 is the Drain; 3-5 exist so that the
+// switch is a real one.
+__device__ __forceinline__ void DispatchBody(DrainState* s, u32 type, const Payload* m) {
   switch (type) {
     case 1:
       DrainTake(s, *m);
@@ -65,6 +68,23 @@ __device__ __noinline__ void Dispatch(DrainState* s, u32 type, const Payload* m)
       break;
   }
 }
+// Out of line, as RingKernel's RunThreadHandler.
+__device__ __noinline__ void DispatchCall(DrainState* s, u32 type, const Payload* m) { DispatchBody(s, type, m); }
+
+// How a taken record is handled: the out-of-line call (the runtime's way),
+// the dispatch inlined, or only counted (no handler: the pace of the
+// protocol and of the sender alone).
+enum How { kCall = 0, kInline = 1, kCountOnly = 2 };
+template <int kHow>
+__device__ __forceinline__ void Handle(DrainState* s, u32 type, const Payload* m, u64* counted) {
+  if (kHow == kCall) {
+    DispatchCall(s, type, m);
+  } else if (kHow == kInline) {
+    DispatchBody(s, type, m);
+  } else {
+    ++*counted;
+  }
+}
 
 __device__ __forceinline__ void CopyAsync16(void* smem, const void* gmem) {
   const u32 s = static_cast<u32>(__cvta_generic_to_shared(smem));
@@ -74,7 +94,8 @@ __device__ __forceinline__ void CopyCommit() { asm volatile("cp.async.commit_gro
 __device__ __forceinline__ void CopyWaitAll() { asm volatile("cp.async.wait_all;" ::: "memory"); }
 
 // thread1: one record a trip, as lean_owner's `spsc thread call`.
-__device__ void ServeThread1(const Channel& c, DrainState* st, u64 count) {
+template <int kHow>
+__device__ void ServeThread1(const Channel& c, DrainState* st, u64 count, u64* counted) {
   u64 head = 0, released = 0;
   Payload m;
   while (head < count) {
@@ -82,7 +103,7 @@ __device__ void ServeThread1(const Channel& c, DrainState* st, u64 count) {
     LoadRecord(c.slots, head, a, b);
     u32 type, sender;
     if (!DecodeRecord(a, b, head, &type, &sender, &m)) continue;
-    Dispatch(st, type, &m);
+    Handle<kHow>(st, type, &m, counted);
     ++head;
     if (head - released >= kCapacity / 4) {
       StoreReleaseGpu(c.head, head);
@@ -106,7 +127,9 @@ __device__ __forceinline__ void StageBatch(const Channel& c, u64 from, StagedSlo
 // thread8: eight slots a trip by cp.async, double-buffered. Only the
 // records whole in a batch are taken; the rest are copied again with the
 // next batch (an LL record caught half-written carries the old lap's flag).
-__device__ void ServeThread8(const Channel& c, DrainState* st, u64 count, StagedSlot* stage, Ready* ready) {
+template <int kHow>
+__device__ void ServeThread8(const Channel& c, DrainState* st, u64 count, StagedSlot* stage, Ready* ready,
+                             u64* counted) {
   u64 head = 0, released = 0;
   u32 cur = 0;
   StageBatch(c, head, stage);
@@ -128,7 +151,7 @@ __device__ void ServeThread8(const Channel& c, DrainState* st, u64 count, Staged
     }
     // The next batch's trip, in flight while this batch's handlers run.
     StageBatch(c, head + n, stage + (cur ^ 1) * kBatch);
-    for (u32 j = 0; j < n; ++j) Dispatch(st, ready[cur * kBatch + j].type, &ready[cur * kBatch + j].m);
+    for (u32 j = 0; j < n; ++j) Handle<kHow>(st, ready[cur * kBatch + j].type, &ready[cur * kBatch + j].m, counted);
     head += n;
     cur ^= 1;
     if (head - released >= kCapacity / 4) {
@@ -144,7 +167,8 @@ __device__ void ServeThread8(const Channel& c, DrainState* st, u64 count, Staged
 // of slot 2k + h, k = 0..3), checks them by ballot and writes the payloads
 // contiguous into `ready`; the next batch's loads are issued before lane 0
 // runs the handlers.
-__device__ void ServeWarp8(const Channel& c, DrainState* st, u64 count, Ready* ready) {
+template <int kHow>
+__device__ void ServeWarp8(const Channel& c, DrainState* st, u64 count, Ready* ready, u64* counted) {
   const u32 lane = threadIdx.x & 31;
   const u32 half = lane / 16, l = lane % 16;
   const bool mine = l < kPairs;
@@ -189,7 +213,7 @@ __device__ void ServeWarp8(const Channel& c, DrainState* st, u64 count, Ready* r
     __syncwarp();
     load(head + n);  // the next trip, in flight while lane 0 handles this batch
     if (lane == 0) {
-      for (u32 j = 0; j < n; ++j) Dispatch(st, ready[cur * kBatch + j].type, &ready[cur * kBatch + j].m);
+      for (u32 j = 0; j < n; ++j) Handle<kHow>(st, ready[cur * kBatch + j].type, &ready[cur * kBatch + j].m, counted);
     }
     __syncwarp();
     head += n;
@@ -207,7 +231,7 @@ enum Receiver { kThread1 = 0, kThread8 = 1, kWarp8 = 2 };
 // Block 0's lane 0 sends `count` Drain messages as fast as the channel
 // takes them; block 1 receives. out[0]: the receiver's cycles from its first
 // message to its last; out[1]: the sender's refusals (channel full).
-template <int kReceiver>
+template <int kReceiver, int kHow>
 __global__ void StreamKernel(Channel c, DrainState* st, u64 count, long long* out) {
   __shared__ StagedSlot stage[2 * kBatch];
   __shared__ Ready ready[2 * kBatch];
@@ -241,33 +265,37 @@ __global__ void StreamKernel(Channel c, DrainState* st, u64 count, long long* ou
   }
   __syncwarp();
   const long long t0 = clock64();
+  u64 counted = 0;
   if (kReceiver == kWarp8) {
-    ServeWarp8(c, st, count, ready);
+    ServeWarp8<kHow>(c, st, count, ready, &counted);
   } else if (lane == 0) {
     if (kReceiver == kThread1) {
-      ServeThread1(c, st, count);
+      ServeThread1<kHow>(c, st, count, &counted);
     } else {
-      ServeThread8(c, st, count, stage, ready);
+      ServeThread8<kHow>(c, st, count, stage, ready, &counted);
     }
   }
   __syncwarp();
-  if (lane == 0) out[0] = clock64() - t0;
+  if (lane == 0) {
+    out[0] = clock64() - t0;
+    if (kHow == kCountOnly) st->received = counted;
+  }
 }
 
-template <int kReceiver>
+template <int kReceiver, int kHow>
 void Stream(u64* mem, DrainState* st, long long* out, long long* out_h, double ghz, size_t smem, const char* name,
             u64 count) {
-  CK(cudaFuncSetAttribute(StreamKernel<kReceiver>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+  CK(cudaFuncSetAttribute(StreamKernel<kReceiver, kHow>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                           static_cast<int>(smem)));
   CK(cudaMemset(mem, 0, kChannelWords * 8));
   CK(cudaMemset(st, 0, 4096));
-  StreamKernel<kReceiver><<<2, 32, smem>>>(MakeChannel(mem), st, count, out);
+  StreamKernel<kReceiver, kHow><<<2, 32, smem>>>(MakeChannel(mem), st, count, out);
   CK(cudaDeviceSynchronize());
   CK(cudaMemcpy(out_h, out, 16, cudaMemcpyDeviceToHost));
   DrainState s;
   CK(cudaMemcpy(&s, st, sizeof(s), cudaMemcpyDeviceToHost));
   const double cycles = static_cast<double>(out_h[0]);
-  printf("stream %-8s %9.3e msg/s  %6.1f cycles a message  (%llu received, %llu out of order, sender refused %lld times)\n",
+  printf("stream %-18s %9.3e msg/s  %6.1f cycles a message  (%llu received, %llu out of order, sender refused %lld times)\n",
          name, (count - 1) / (cycles / ghz * 1e-9), cycles / (count - 1), static_cast<unsigned long long>(s.received),
          static_cast<unsigned long long>(s.disorder), out_h[1]);
 }
@@ -285,9 +313,13 @@ int main() {
   CK(cudaMallocHost(&out_h, 64));
   const u64 count = 1000000;
   for (int rep = 0; rep < 2; ++rep) {
-    Stream<kThread1>(mem, st, out, out_h, dev.ghz, dev.smem_alone, "thread1", count);
-    Stream<kThread8>(mem, st, out, out_h, dev.ghz, dev.smem_alone, "thread8", count);
-    Stream<kWarp8>(mem, st, out, out_h, dev.ghz, dev.smem_alone, "warp8", count);
+    Stream<kThread1, kCall>(mem, st, out, out_h, dev.ghz, dev.smem_alone, "thread1 call", count);
+    Stream<kThread8, kCall>(mem, st, out, out_h, dev.ghz, dev.smem_alone, "thread8 call", count);
+    Stream<kThread8, kInline>(mem, st, out, out_h, dev.ghz, dev.smem_alone, "thread8 inline", count);
+    Stream<kWarp8, kCall>(mem, st, out, out_h, dev.ghz, dev.smem_alone, "warp8 call", count);
+    Stream<kWarp8, kInline>(mem, st, out, out_h, dev.ghz, dev.smem_alone, "warp8 inline", count);
+    Stream<kThread8, kCountOnly>(mem, st, out, out_h, dev.ghz, dev.smem_alone, "thread8 count only", count);
+    Stream<kWarp8, kCountOnly>(mem, st, out, out_h, dev.ghz, dev.smem_alone, "warp8 count only", count);
   }
   return 0;
 }
