@@ -238,19 +238,7 @@ __global__ void StreamKernel(Channel c, DrainState* st, u64 count, long long* ou
   const u32 lane = threadIdx.x & 31;
   if (blockIdx.x == 0) {
     if (lane != 0) return;
-    Producer p{0, 0};
-    u64 full = 0;
-    Payload m;
-#pragma unroll
-    for (u32 i = 0; i < 16; ++i) m.w[i] = i * 0x01010101u;
-    for (u64 s = 0; s < count; ++s) {
-      m.w[0] = static_cast<u32>(s);
-      m.w[1] = static_cast<u32>(s >> 32);
-      u64 pos;
-      while (!Reserve<kSpsc>(c, p, &pos)) ++full;
-      Write(c, pos, 1, 0, m);
-    }
-    out[1] = static_cast<long long>(full);
+    out[1] = static_cast<long long>(SendStream<kSpsc>(c, count, 1));
     return;
   }
   // The first record's arrival starts the clock.
@@ -283,43 +271,26 @@ __global__ void StreamKernel(Channel c, DrainState* st, u64 count, long long* ou
 }
 
 template <int kReceiver, int kHow>
-void Stream(u64* mem, DrainState* st, long long* out, long long* out_h, double ghz, size_t smem, const char* name,
-            u64 count) {
-  CK(cudaFuncSetAttribute(StreamKernel<kReceiver, kHow>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                          static_cast<int>(smem)));
-  CK(cudaMemset(mem, 0, kChannelWords * 8));
-  CK(cudaMemset(st, 0, 4096));
-  StreamKernel<kReceiver, kHow><<<2, 32, smem>>>(MakeChannel(mem), st, count, out);
-  CK(cudaDeviceSynchronize());
-  CK(cudaMemcpy(out_h, out, 16, cudaMemcpyDeviceToHost));
-  DrainState s;
-  CK(cudaMemcpy(&s, st, sizeof(s), cudaMemcpyDeviceToHost));
-  const double cycles = static_cast<double>(out_h[0]);
-  printf("stream %-18s %9.3e msg/s  %6.1f cycles a message  (%llu received, %llu out of order, sender refused %lld times)\n",
-         name, (count - 1) / (cycles / ghz * 1e-9), cycles / (count - 1), static_cast<unsigned long long>(s.received),
-         static_cast<unsigned long long>(s.disorder), out_h[1]);
+void Stream(const StreamBufs& b, double ghz, size_t smem, const char* name, u64 count) {
+  PrepareStream(b, StreamKernel<kReceiver, kHow>, smem);
+  StreamKernel<kReceiver, kHow><<<2, 32, smem>>>(MakeChannel(b.mem), b.state, count, b.out);
+  ReportStream(b, count, ghz, name);
 }
 
 }  // namespace
 
 int main() {
   const ProbeDevice dev = OpenProbeDevice();
-  u64* mem;
-  DrainState* st;
-  long long *out, *out_h;
-  CK(cudaMalloc(&mem, kChannelWords * 8));
-  CK(cudaMalloc(&st, 4096));
-  CK(cudaMalloc(&out, 64));
-  CK(cudaMallocHost(&out_h, 64));
+  const StreamBufs b = AllocStreamBufs();
   const u64 count = 1000000;
   for (int rep = 0; rep < 2; ++rep) {
-    Stream<kThread1, kCall>(mem, st, out, out_h, dev.ghz, dev.smem_alone, "thread1 call", count);
-    Stream<kThread8, kCall>(mem, st, out, out_h, dev.ghz, dev.smem_alone, "thread8 call", count);
-    Stream<kThread8, kInline>(mem, st, out, out_h, dev.ghz, dev.smem_alone, "thread8 inline", count);
-    Stream<kWarp8, kCall>(mem, st, out, out_h, dev.ghz, dev.smem_alone, "warp8 call", count);
-    Stream<kWarp8, kInline>(mem, st, out, out_h, dev.ghz, dev.smem_alone, "warp8 inline", count);
-    Stream<kThread8, kCountOnly>(mem, st, out, out_h, dev.ghz, dev.smem_alone, "thread8 count only", count);
-    Stream<kWarp8, kCountOnly>(mem, st, out, out_h, dev.ghz, dev.smem_alone, "warp8 count only", count);
+    Stream<kThread1, kCall>(b, dev.ghz, dev.smem_alone, "thread1 call", count);
+    Stream<kThread8, kCall>(b, dev.ghz, dev.smem_alone, "thread8 call", count);
+    Stream<kThread8, kInline>(b, dev.ghz, dev.smem_alone, "thread8 inline", count);
+    Stream<kWarp8, kCall>(b, dev.ghz, dev.smem_alone, "warp8 call", count);
+    Stream<kWarp8, kInline>(b, dev.ghz, dev.smem_alone, "warp8 inline", count);
+    Stream<kThread8, kCountOnly>(b, dev.ghz, dev.smem_alone, "thread8 count only", count);
+    Stream<kWarp8, kCountOnly>(b, dev.ghz, dev.smem_alone, "warp8 count only", count);
   }
   return 0;
 }

@@ -109,19 +109,7 @@ template <int kReceive>
 __global__ void StreamKernel(Channel c, DrainState* st, u64 count, long long* out) {
   if (threadIdx.x != 0) return;
   if (blockIdx.x == 0) {
-    Producer p{0, 0};
-    u64 full = 0;
-    Payload m;
-#pragma unroll
-    for (u32 i = 0; i < 16; ++i) m.w[i] = i * 0x01010101u;
-    for (u64 s = 0; s < count; ++s) {
-      m.w[0] = static_cast<u32>(s);
-      m.w[1] = static_cast<u32>(s >> 32);
-      u64 pos;
-      while (!Reserve<kSpsc>(c, p, &pos)) ++full;
-      Write(c, pos, 1, 0, m);
-    }
-    out[1] = static_cast<long long>(full);
+    out[1] = static_cast<long long>(SendStream<kSpsc>(c, count, 1));
     return;
   }
   // The first record starts the clock (the sender's launch is not timed).
@@ -135,37 +123,20 @@ __global__ void StreamKernel(Channel c, DrainState* st, u64 count, long long* ou
 // Block 1 must not share block 0's SM: each block asks for most of an SM's
 // shared memory.
 template <int kReceive>
-void Stream(u64* mem, void* state, long long* out, long long* out_h, size_t smem, double ghz, const char* name,
-            u64 count) {
-  CK(cudaFuncSetAttribute(StreamKernel<kReceive>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                          static_cast<int>(smem)));
-  CK(cudaMemset(mem, 0, kChannelWords * 8));
-  CK(cudaMemset(state, 0, 4096));
-  StreamKernel<kReceive><<<2, 32, smem>>>(MakeChannel(mem), static_cast<DrainState*>(state), count, out);
-  CK(cudaDeviceSynchronize());
-  CK(cudaMemcpy(out_h, out, 16, cudaMemcpyDeviceToHost));
-  DrainState s;
-  CK(cudaMemcpy(&s, state, sizeof(s), cudaMemcpyDeviceToHost));
-  const double cycles = static_cast<double>(out_h[0]) / static_cast<double>(count - 1);
-  printf("stream %-6s %9.3e msg/s, %6.0f cycles a message (%llu received, %llu out of order, sender found it full %lld times)\n",
-         name, ghz * 1e9 / cycles, cycles, static_cast<unsigned long long>(s.received),
-         static_cast<unsigned long long>(s.disorder), out_h[1]);
+void Stream(const StreamBufs& b, size_t smem, double ghz, const char* name, u64 count) {
+  PrepareStream(b, StreamKernel<kReceive>, smem);
+  StreamKernel<kReceive><<<2, 32, smem>>>(MakeChannel(b.mem), b.state, count, b.out);
+  ReportStream(b, count, ghz, name);
 }
 
 int main() {
   const ProbeDevice dev = OpenProbeDevice();
-  u64* mem;
-  void* state;
-  long long *out, *out_h;
-  CK(cudaMalloc(&mem, kChannelWords * 8));
-  CK(cudaMalloc(&state, 4096));
-  CK(cudaMalloc(&out, 64));
-  CK(cudaMallocHost(&out_h, 64));
+  const StreamBufs b = AllocStreamBufs();
   const u64 count = 1000000;
   for (int rep = 0; rep < 3; ++rep) {
-    Stream<kNow>(mem, state, out, out_h, dev.smem_alone, dev.ghz, "now", count);
-    Stream<kRegs>(mem, state, out, out_h, dev.smem_alone, dev.ghz, "regs", count);
-    Stream<kAsync>(mem, state, out, out_h, dev.smem_alone, dev.ghz, "async", count);
+    Stream<kNow>(b, dev.smem_alone, dev.ghz, "now", count);
+    Stream<kRegs>(b, dev.smem_alone, dev.ghz, "regs", count);
+    Stream<kAsync>(b, dev.smem_alone, dev.ghz, "async", count);
   }
   return 0;
 }

@@ -1,8 +1,10 @@
-// probe_channel.h: what the K2K probes share (lean_owner.cu, channels.cu):
-// records of the runtime's LL words in 256-byte slots, a channel (slots, the consumer's
-// released head, a tail for producers that reserve by compare-and-swap),
-// its single-producer and compare-and-swap reservations, and the write of a
-// record by one thread. For nvcc (the probes are built by scripts/build_probes.sh).
+// probe_channel.h: what the K2K probes share (lean_owner.cu, channels.cu,
+// next_in_flight.cu, batch_receive.cu): records of the runtime's LL words in
+// 256-byte slots, a channel (slots, the consumer's released head, a tail for
+// producers that reserve by compare-and-swap), its single-producer and
+// compare-and-swap reservations, the write of a record by one thread, a
+// stream's sender, and a stream probe's buffers and report. For nvcc (the
+// probes are built by scripts/build_probes.sh).
 #ifndef RINGKERNEL_BENCH_PROBES_PROBE_CHANNEL_H_
 #define RINGKERNEL_BENCH_PROBES_PROBE_CHANNEL_H_
 
@@ -150,6 +152,27 @@ __device__ __forceinline__ void Write(const Channel& c, u64 pos, u32 type, u32 s
   for (u32 i = 0; i < kWords / 2; ++i) StoreLlPairGpu(slot + 8 + 2 * i, LlWord(m.w[2 * i], f), LlWord(m.w[2 * i + 1], f));
 }
 
+// A stream's sender: one thread writes `count` records of type `type` as
+// fast as the channel takes them (payload words 0-1 the sequence number,
+// the rest a fixed pattern). Returns how many times it found the channel
+// full.
+template <int kReserve>
+__device__ __forceinline__ u64 SendStream(const Channel& c, u64 count, u32 type) {
+  Producer p{0, 0};
+  u64 full = 0;
+  Payload m;
+#pragma unroll
+  for (u32 i = 0; i < 16; ++i) m.w[i] = i * 0x01010101u;
+  for (u64 s = 0; s < count; ++s) {
+    m.w[0] = static_cast<u32>(s);
+    m.w[1] = static_cast<u32>(s >> 32);
+    u64 pos;
+    while (!Reserve<kReserve>(c, p, &pos)) ++full;
+    Write(c, pos, type, 0, m);
+  }
+  return full;
+}
+
 // The raw fenced flag between blocks 0 and 1 of the calling kernel: thread 0
 // of each ping-pongs a 4-byte flag (`flags`, two 128-byte lines, zeroed)
 // `rounds` times, a store followed by __threadfence() as a message's
@@ -194,5 +217,43 @@ inline Channel MakeChannel(u64* base) {
   return c;
 }
 constexpr size_t kChannelWords = kCapacity * kSlotWords + 64;
+
+// What a stream probe allocates: one channel, the receiver's state (a
+// DrainState and room after it), the kernel's outputs (out[0]: the
+// receiver's cycles, out[1]: the sender's refusals) and their pinned copy.
+struct StreamBufs {
+  u64* mem;
+  DrainState* state;
+  long long* out;
+  long long* out_h;
+};
+inline StreamBufs AllocStreamBufs() {
+  StreamBufs b;
+  CK(cudaMalloc(&b.mem, kChannelWords * 8));
+  CK(cudaMalloc(&b.state, 4096));
+  CK(cudaMalloc(&b.out, 64));
+  CK(cudaMallocHost(&b.out_h, 64));
+  return b;
+}
+// Before a stream kernel: an empty channel, a zeroed state; lets `kernel`
+// ask for `smem` bytes of dynamic shared memory (a block alone on its SM).
+template <class Kernel>
+void PrepareStream(const StreamBufs& b, Kernel kernel, size_t smem) {
+  CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+  CK(cudaMemset(b.mem, 0, kChannelWords * 8));
+  CK(cudaMemset(b.state, 0, 4096));
+}
+// After it: the receiver's rate and cycles for `count` messages, and what
+// the Drain counted.
+inline void ReportStream(const StreamBufs& b, u64 count, double ghz, const char* name) {
+  CK(cudaDeviceSynchronize());
+  CK(cudaMemcpy(b.out_h, b.out, 16, cudaMemcpyDeviceToHost));
+  DrainState s;
+  CK(cudaMemcpy(&s, b.state, sizeof(s), cudaMemcpyDeviceToHost));
+  const double cycles = static_cast<double>(b.out_h[0]) / static_cast<double>(count - 1);
+  printf("stream %-18s %9.3e msg/s  %6.0f cycles a message  (%llu received, %llu out of order, the sender found it full %lld times)\n",
+         name, ghz * 1e9 / cycles, cycles, static_cast<unsigned long long>(s.received),
+         static_cast<unsigned long long>(s.disorder), b.out_h[1]);
+}
 
 #endif  // RINGKERNEL_BENCH_PROBES_PROBE_CHANNEL_H_
