@@ -86,13 +86,6 @@ __device__ __forceinline__ void Handle(DrainState* s, u32 type, const Payload* m
   }
 }
 
-__device__ __forceinline__ void CopyAsync16(void* smem, const void* gmem) {
-  const u32 s = static_cast<u32>(__cvta_generic_to_shared(smem));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(s), "l"(gmem) : "memory");
-}
-__device__ __forceinline__ void CopyCommit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
-__device__ __forceinline__ void CopyWaitAll() { asm volatile("cp.async.wait_all;" ::: "memory"); }
-
 // thread1: one record a trip, as lean_owner's `spsc thread call`.
 template <int kHow>
 __device__ void ServeThread1(const Channel& c, DrainState* st, u64 count, u64* counted) {
@@ -119,7 +112,7 @@ __device__ __forceinline__ void StageBatch(const Channel& c, u64 from, StagedSlo
   for (u32 j = 0; j < kBatch; ++j) {
     const u64* slot = SlotAt(c.slots, from + j);
 #pragma unroll
-    for (u32 i = 0; i < kPairs; ++i) CopyAsync16(&stage[j].w[2 * i], slot + 2 * i);
+    for (u32 i = 0; i < kPairs; ++i) CopyPairAsync(&stage[j].w[2 * i], slot + 2 * i);
   }
   CopyCommit();
 }
@@ -243,13 +236,8 @@ __global__ void StreamKernel(Channel c, DrainState* st, u64 count, long long* ou
   }
   // The first record's arrival starts the clock.
   if (lane == 0) {
-    for (;;) {
-      u64 a[kPairs], b[kPairs];
-      LoadRecord(c.slots, 0, a, b);
-      u32 type, sender;
-      Payload m;
-      if (DecodeRecord(a, b, 0, &type, &sender, &m)) break;
-    }
+    Payload first;
+    PollUntilWhole(c, 0, &first);
   }
   __syncwarp();
   const long long t0 = clock64();

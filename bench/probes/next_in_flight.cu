@@ -47,21 +47,6 @@ __device__ __forceinline__ bool Whole(const u64* a, const u64* b, u64 pos, Paylo
   return DecodeRecord(a, b, pos, &type, &sender, m);
 }
 
-// Polls the record at `pos` until it is whole.
-__device__ __forceinline__ void PollUntilWhole(const Channel& c, u64 pos, Payload* m) {
-  for (;;) {
-    u64 a[kPairs], b[kPairs];
-    LoadRecord(c.slots, pos, a, b);
-    if (Whole(a, b, pos, m)) return;
-  }
-}
-
-// The asynchronous copy of one 16-byte pair from global to shared memory.
-__device__ __forceinline__ void CopyPairAsync(u64* dst, const u64* src) {
-  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d), "l"(src) : "memory");
-}
-
 template <int kReceive>
 __device__ void Receive(const Channel& c, DrainState* st, u64 count) {
   __shared__ alignas(16) u64 staged[2][2 * kPairs];
@@ -82,9 +67,9 @@ __device__ void Receive(const Channel& c, DrainState* st, u64 count) {
       u64* buf = staged[next & 1];
 #pragma unroll
       for (u32 i = 0; i < kPairs; ++i) CopyPairAsync(buf + 2 * i, SlotAt(c.slots, next) + 2 * i);
-      asm volatile("cp.async.commit_group;" ::: "memory");
+      CopyCommit();
       Drain(st, m);
-      asm volatile("cp.async.wait_all;" ::: "memory");
+      CopyWaitAll();
       u64 a[kPairs], b[kPairs];
 #pragma unroll
       for (u32 i = 0; i < kPairs; ++i) {

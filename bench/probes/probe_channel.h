@@ -112,6 +112,25 @@ __device__ __forceinline__ bool DecodeRecord(const u64* a, const u64* b, u64 pos
   return true;
 }
 
+// Polls the record at `pos` until it is whole (one thread); its payload to `*m`.
+__device__ __forceinline__ void PollUntilWhole(const Channel& c, u64 pos, Payload* m) {
+  for (;;) {
+    u64 a[kRecordPairs<>], b[kRecordPairs<>];
+    LoadRecord(c.slots, pos, a, b);
+    u32 type, sender;
+    if (DecodeRecord(a, b, pos, &type, &sender, m)) return;
+  }
+}
+
+// The asynchronous copy of one 16-byte pair from global to shared memory
+// (cp.async.cg: through L2 only), and the waits for such copies.
+__device__ __forceinline__ void CopyPairAsync(void* dst, const void* src) {
+  const u32 d = static_cast<u32>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d), "l"(src) : "memory");
+}
+__device__ __forceinline__ void CopyCommit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+__device__ __forceinline__ void CopyWaitAll() { asm volatile("cp.async.wait_all;" ::: "memory"); }
+
 // Reserves a position (false: full). One thread.
 template <int kReserve>
 __device__ __forceinline__ bool Reserve(const Channel& c, Producer& p, u64* pos) {
