@@ -508,11 +508,20 @@ constexpr u32 kLookEmpty = 0;  // no whole record yet
 constexpr u32 kLookTaken = 1;  // a small inline record: *h and buf filled
 constexpr u32 kLookOther = 2;  // a whole record that is not small (plain, void or larger than max_words)
 
+// A record's first-pass data words, four to a 16-byte store.
+struct alignas(16) MailQuad {
+  u32 v[4];
+};
+
 // Looks for a small record at `slot` (inline, at most max_words and at most
 // kMailWideWords words), taking it (*h, its payload into buf) when whole,
 // from one trip to memory; says also whether a record that was not
 // taken is there at all: a caller that waits for the next small record
 // stops at a record of another kind instead of waiting for it to change.
+// kCopyWhole: `buf` holds kMailWideWords words and is 16-byte aligned, and
+// every word of the first pass is copied, those past the record's payload
+// too (four 16-byte stores in place of one predicated store a word).
+template <bool kCopyWhole = false>
 RK_HOST_DEVICE inline u32 MailboxLookSmall(const u64* slot, u32 inline_words, u32 flag, u32 max_words, MailHeader* h,
                                            u32* buf) {
   u64 w[kMailHeaderWords + kMailWideWords];
@@ -527,9 +536,21 @@ RK_UNROLL
     if (i < words) bad |= LlWordFlag(w[kMailHeaderWords + i]) ^ flag;
   }
   if (bad != 0) return kLookEmpty;  // the header is there, some payload words not yet
+  if constexpr (kCopyWhole) {
+#ifdef __CUDA_ARCH__
 RK_UNROLL
-  for (u32 i = 0; i < kMailWideWords; ++i) {
-    if (i < words) buf[i] = LlData(w[kMailHeaderWords + i]);
+    for (u32 q = 0; q < kMailWideWords / 4; ++q) {
+      const u64* p = w + kMailHeaderWords + 4 * q;
+      reinterpret_cast<MailQuad*>(buf)[q] = MailQuad{{LlData(p[0]), LlData(p[1]), LlData(p[2]), LlData(p[3])}};
+    }
+#else
+    for (u32 i = 0; i < kMailWideWords; ++i) buf[i] = LlData(w[kMailHeaderWords + i]);
+#endif
+  } else {
+RK_UNROLL
+    for (u32 i = 0; i < kMailWideWords; ++i) {
+      if (i < words) buf[i] = LlData(w[kMailHeaderWords + i]);
+    }
   }
   return kLookTaken;
 }

@@ -197,6 +197,17 @@ __device__ __forceinline__ void SlotSet64(unsigned long long* p, u64 v) { atomic
 __device__ __forceinline__ u64 SlotGetPair(u32* p) {
   return atomicCAS(reinterpret_cast<unsigned long long*>(p), 0ull, 0ull);
 }
+// The same through a pointer whose address space the compiler cannot see
+// (one kept in the thread's stack frame): a native shared atomic, where
+// atomicCAS on a generic pointer becomes a generic one with a fallback.
+__device__ __forceinline__ u64 SlotGetPairShared(u32* p) {
+  u64 v;
+  asm volatile("atom.shared.cas.b64 %0, [%1], 0, 0;"
+               : "=l"(v)
+               : "r"(static_cast<u32>(__cvta_generic_to_shared(p)))
+               : "memory");
+  return v;
+}
 // Two neighbouring 64-bit fields, 16-byte aligned, in one read: on sm_90 a
 // 128-bit compare-and-swap that never swaps (one native shared atomic),
 // elsewhere two 64-bit reads. `lo` is the field at the lower address.
@@ -495,32 +506,48 @@ __device__ __forceinline__ ConvTake ConversationPoll(ConvRun* c, u32 sent, u32 s
   s->send_full = c->send_full + send_full;
   s->send_no_actor = c->send_no_actor + send_no_actor;
   s->send_other = c->send_other + send_other;
+  // The wait's geometry and bounds in registers: a poll's loads are asm
+  // with a memory clobber, after which fields read through `c` would be
+  // loaded again from the stack frame on every poll, ahead of its address.
+  MailboxHeader* const box = c->box;
+  const u32 log2 = c->log2, slot_bytes = c->slot_bytes, inline_words = c->inline_words;
+  u32* const buf = c->buf;
+  DirectSlot* const direct = c->direct;
+  const u64 pos = c->pos;
+  const u32 wait_polls = c->wait_polls;
+  u32 spin_left = c->spin_left;
+  u64* const slot = MailboxSlotAt(box, log2, slot_bytes, pos);
+  const u32 flag = LlFlag(pos, log2);
   u32 polls = 0;
   for (;;) {
-    u64* slot = MailboxSlotAt(c->box, c->log2, c->slot_bytes, c->pos);
-    const u32 flag = LlFlag(c->pos, c->log2);
     MailHeader h;
-    const u32 look = MailboxLookSmall(slot, c->inline_words, flag, kMailWideWords, &h, c->buf);
+    const u32 look = MailboxLookSmall<true>(slot, inline_words, flag, kMailWideWords, &h, buf);
     if (look == kLookTaken) {
-      if (h.type != c->type || (h.flags & kMailIngress) != 0) return t;  // the owner's to take
-      MailboxStampUnused(slot, c->inline_words, flag, h);
-      ++c->pos;
+      if (h.type != c->type || (h.flags & kMailIngress) != 0) break;  // the owner's to take
+      MailboxStampUnused(slot, inline_words, flag, h);
+      c->pos = pos + 1;
       t.ok = 1;
       t.sender = h.sender;
       t.correlation = h.correlation;
       t.hlc = h.hlc;
-      return t;
+      break;
     }
-    if (look != kLookEmpty) return t;
-    if (c->direct != nullptr && SlotGet(&c->direct->tail) != SlotGet(&c->direct->head)) return t;
-    if (polls >= c->wait_polls || c->spin_left == 0) {
-      c->ran_out = polls >= c->wait_polls;
-      return t;
+    if (look != kLookEmpty) break;
+    // A hand-over waiting: its head and tail in one shared atomic.
+    if (direct != nullptr) {
+      const u64 ht = SlotGetPairShared(&direct->head);
+      if (static_cast<u32>(ht) != static_cast<u32>(ht >> 32)) break;
+    }
+    if (polls >= wait_polls || spin_left == 0) {
+      c->ran_out = polls >= wait_polls;
+      break;
     }
     ++polls;
-    --c->spin_left;
-    ++c->spun;
+    --spin_left;
   }
+  c->spin_left = spin_left;
+  c->spun += polls;
+  return t;
 }
 
 // After a thread handler returned, in RunThreadHandler: whether the
