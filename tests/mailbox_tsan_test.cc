@@ -935,6 +935,54 @@ TEST(MailboxTest, LookSmallTellsAnEmptySlotFromARecordOfAnotherKind) {
   EXPECT_EQ(buf[0], kSentinel);
 }
 
+// MailboxLookSmall<true> (the conversation's wait, whose buffer holds the
+// whole first pass): the same answers, and once a record is taken all 16
+// first-pass words are in the buffer, the record's payload first and after
+// it whatever data the slot's later words hold; nothing is written while
+// the record is not whole or is of another kind.
+TEST(MailboxTest, LookSmallCopyingTheWholeFirstPassTakesTheSameRecords) {
+  TestMailbox m(2, 1000, 0);
+  ASSERT_GE(m.inline_words(), kMailWideWords);
+  alignas(16) u32 buf[kMailInlineMaxWords];
+  MailHeader h;
+  const auto look = [&](u64 pos) {
+    std::fill(std::begin(buf), std::end(buf), kSentinel);
+    return MailboxLookSmall<true>(m.Slot(pos), m.inline_words(), m.Flag(pos), kMailWideWords, &h, buf);
+  };
+  // A 12-byte record whose slot's later words hold an earlier lap's data.
+  const u32 size = 12, words = size / 4;
+  std::vector<u8> payload(size);
+  for (u32 i = 0; i < size; ++i) payload[i] = PayloadByte(4, 2, i);
+  const MailHeader want = HeaderFor(4, 2, size);
+  u32 hw[kMailHeaderWords];
+  MailHeaderToWords(want, hw);
+  const u64 pos = 1;
+  for (u32 i = words; i < kMailWideWords; ++i) {
+    StoreRelaxedGpu(m.Slot(pos) + kMailHeaderWords + i, LlWord(0x5000u + i, m.Flag(pos) ^ 1u));
+  }
+  EXPECT_EQ(look(pos), kLookEmpty);
+  EXPECT_EQ(buf[0], kSentinel);
+  for (u32 w = 0; w < kMailHeaderWords + words; ++w) {
+    const u32 data = w < kMailHeaderWords ? hw[w] : PayloadWord(payload.data(), size, w - kMailHeaderWords);
+    if (w != kMailHeaderWords + words - 1) StoreRelaxedGpu(m.Slot(pos) + w, LlWord(data, m.Flag(pos)));
+  }
+  EXPECT_EQ(look(pos), kLookEmpty) << "the last payload word missing";
+  EXPECT_EQ(buf[0], kSentinel) << "copied from a record not yet whole";
+  StoreRelaxedGpu(m.Slot(pos) + kMailHeaderWords + words - 1,
+                  LlWord(PayloadWord(payload.data(), size, words - 1), m.Flag(pos)));
+  ASSERT_EQ(look(pos), kLookTaken);
+  EXPECT_EQ(h.type, want.type);
+  EXPECT_EQ(h.sender, want.sender);
+  EXPECT_EQ(h.correlation, want.correlation);
+  EXPECT_EQ(std::memcmp(buf, payload.data(), size), 0);
+  for (u32 i = words; i < kMailWideWords; ++i) EXPECT_EQ(buf[i], 0x5000u + i) << i;
+  EXPECT_EQ(buf[kMailWideWords], kSentinel) << "copied past the first pass";
+  // A void record: another kind, nothing copied.
+  WriteVoid(m, pos + 1, 4);
+  EXPECT_EQ(look(pos + 1), kLookOther);
+  EXPECT_EQ(buf[0], kSentinel);
+}
+
 // Stamping (MailboxStampUnused): at a stamping lap (LlStampingLap: 2^29,
 // then every 2^30 laps), the owner writes the inline words a record did not
 // use with the lap's flag; at any other lap, lap 0 and lap 2^31 among them,
