@@ -886,6 +886,27 @@ TEST(MailboxTest, VoidRecordsAreTakenWithoutPayload) {
   }
 }
 
+// A small inline record's parts for the LookSmall tests: its payload bytes
+// and its header, as words.
+struct SmallRecord {
+  std::vector<u8> payload;
+  MailHeader header;
+  u32 hw[kMailHeaderWords];
+  // Data word w of the record: the header's, then the payload's.
+  u32 Word(u32 w) const {
+    if (w < kMailHeaderWords) return hw[w];
+    return PayloadWord(payload.data(), static_cast<u32>(payload.size()), w - kMailHeaderWords);
+  }
+};
+SmallRecord MakeSmallRecord(u32 sender, u32 seq, u32 size) {
+  SmallRecord r;
+  r.payload.resize(size);
+  for (u32 i = 0; i < size; ++i) r.payload[i] = PayloadByte(sender, seq, i);
+  r.header = HeaderFor(sender, seq, size);
+  MailHeaderToWords(r.header, r.hw);
+  return r;
+}
+
 // MailboxLookSmall (a conversation's run waits with it for the next small
 // record): empty until every word of the header and payload is there; a
 // small inline record taken with its payload; a record of another kind
@@ -902,20 +923,16 @@ TEST(MailboxTest, LookSmallTellsAnEmptySlotFromARecordOfAnotherKind) {
   };
   // Empty, then every word but one, then whole: a 16-byte record.
   const u32 size = 16, words = size / 4;
-  std::vector<u8> payload(size);
-  for (u32 i = 0; i < size; ++i) payload[i] = PayloadByte(3, 9, i);
-  const MailHeader want = HeaderFor(3, 9, size);
-  u32 hw[kMailHeaderWords];
-  MailHeaderToWords(want, hw);
+  const SmallRecord rec = MakeSmallRecord(3, 9, size);
+  const std::vector<u8>& payload = rec.payload;
+  const MailHeader& want = rec.header;
   u64 pos = 0;
   EXPECT_EQ(look(pos, kMailWideWords), kLookEmpty);
   for (u32 w = 0; w < kMailHeaderWords + words; ++w) {
-    const u32 data = w < kMailHeaderWords ? hw[w] : PayloadWord(payload.data(), size, w - kMailHeaderWords);
-    if (w != kMailHeaderWords + 1) StoreRelaxedGpu(m.Slot(pos) + w, LlWord(data, m.Flag(pos)));
+    if (w != kMailHeaderWords + 1) StoreRelaxedGpu(m.Slot(pos) + w, LlWord(rec.Word(w), m.Flag(pos)));
   }
   EXPECT_EQ(look(pos, kMailWideWords), kLookEmpty) << "a payload word missing";
-  StoreRelaxedGpu(m.Slot(pos) + kMailHeaderWords + 1,
-                  LlWord(PayloadWord(payload.data(), size, 1), m.Flag(pos)));
+  StoreRelaxedGpu(m.Slot(pos) + kMailHeaderWords + 1, LlWord(rec.Word(kMailHeaderWords + 1), m.Flag(pos)));
   ASSERT_EQ(look(pos, kMailWideWords), kLookTaken);
   EXPECT_EQ(h.type, want.type);
   EXPECT_EQ(h.sender, want.sender);
@@ -951,30 +968,24 @@ TEST(MailboxTest, LookSmallCopyingTheWholeFirstPassTakesTheSameRecords) {
   };
   // A 12-byte record whose slot's later words hold an earlier lap's data.
   const u32 size = 12, words = size / 4;
-  std::vector<u8> payload(size);
-  for (u32 i = 0; i < size; ++i) payload[i] = PayloadByte(4, 2, i);
-  const MailHeader want = HeaderFor(4, 2, size);
-  u32 hw[kMailHeaderWords];
-  MailHeaderToWords(want, hw);
+  const SmallRecord rec = MakeSmallRecord(4, 2, size);
+  const MailHeader& want = rec.header;
   const u64 pos = 1;
   for (u32 i = words; i < kMailWideWords; ++i) {
     StoreRelaxedGpu(m.Slot(pos) + kMailHeaderWords + i, LlWord(0x5000u + i, m.Flag(pos) ^ 1u));
   }
   EXPECT_EQ(look(pos), kLookEmpty);
   EXPECT_EQ(buf[0], kSentinel);
-  for (u32 w = 0; w < kMailHeaderWords + words; ++w) {
-    const u32 data = w < kMailHeaderWords ? hw[w] : PayloadWord(payload.data(), size, w - kMailHeaderWords);
-    if (w != kMailHeaderWords + words - 1) StoreRelaxedGpu(m.Slot(pos) + w, LlWord(data, m.Flag(pos)));
-  }
+  const u32 last = kMailHeaderWords + words - 1;
+  for (u32 w = 0; w < last; ++w) StoreRelaxedGpu(m.Slot(pos) + w, LlWord(rec.Word(w), m.Flag(pos)));
   EXPECT_EQ(look(pos), kLookEmpty) << "the last payload word missing";
   EXPECT_EQ(buf[0], kSentinel) << "copied from a record not yet whole";
-  StoreRelaxedGpu(m.Slot(pos) + kMailHeaderWords + words - 1,
-                  LlWord(PayloadWord(payload.data(), size, words - 1), m.Flag(pos)));
+  StoreRelaxedGpu(m.Slot(pos) + last, LlWord(rec.Word(last), m.Flag(pos)));
   ASSERT_EQ(look(pos), kLookTaken);
   EXPECT_EQ(h.type, want.type);
   EXPECT_EQ(h.sender, want.sender);
   EXPECT_EQ(h.correlation, want.correlation);
-  EXPECT_EQ(std::memcmp(buf, payload.data(), size), 0);
+  EXPECT_EQ(std::memcmp(buf, rec.payload.data(), size), 0);
   for (u32 i = words; i < kMailWideWords; ++i) EXPECT_EQ(buf[i], 0x5000u + i) << i;
   EXPECT_EQ(buf[kMailWideWords], kSentinel) << "copied past the first pass";
   // A void record: another kind, nothing copied.
