@@ -193,14 +193,11 @@ __device__ __forceinline__ void SlotSet(u32* p, u32 v) { atomicExch(p, v); }
 __device__ __forceinline__ u64 SlotGet64(unsigned long long* p) { return atomicCAS(p, 0ull, 0ull); }
 __device__ __forceinline__ void SlotSet64(unsigned long long* p, u64 v) { atomicExch(p, v); }
 // Two neighbouring 32-bit fields (the first 8-byte aligned) in one 64-bit
-// read: the first in the low half.
+// read: the first in the low half. A native shared atomic whatever the
+// compiler knows of the pointer (every DirectSlot is in the block's shared
+// memory): atomicCAS through a pointer kept in the thread's stack frame
+// would be a generic one with a fallback path.
 __device__ __forceinline__ u64 SlotGetPair(u32* p) {
-  return atomicCAS(reinterpret_cast<unsigned long long*>(p), 0ull, 0ull);
-}
-// The same through a pointer whose address space the compiler cannot see
-// (one kept in the thread's stack frame): a native shared atomic, where
-// atomicCAS on a generic pointer becomes a generic one with a fallback.
-__device__ __forceinline__ u64 SlotGetPairShared(u32* p) {
   u64 v;
   asm volatile("atom.shared.cas.b64 %0, [%1], 0, 0;"
                : "=l"(v)
@@ -535,7 +532,7 @@ __device__ __forceinline__ ConvTake ConversationPoll(ConvRun* c, u32 sent, u32 s
     if (look != kLookEmpty) break;
     // A hand-over waiting: its head and tail in one shared atomic.
     if (direct != nullptr) {
-      const u64 ht = SlotGetPairShared(&direct->head);
+      const u64 ht = SlotGetPair(&direct->head);
       if (static_cast<u32>(ht) != static_cast<u32>(ht >> 32)) break;
     }
     if (polls >= wait_polls || spin_left == 0) {
