@@ -553,16 +553,6 @@ struct ConvTake {
 __device__ __forceinline__ ConvTake ConversationPoll(ConvRun* c, u32 begun, u32 sent, u32 send_full,
                                                      u32 send_no_actor, u32 send_other, u64 hlc) {
   ConvTake t{};
-  // The counters of what ran so far go back first (posted stores, after the
-  // handler's sends): a flush the host asks for once it has a handler's
-  // reply must find that message counted, and this wait may be long.
-  ActorSlot* s = c->slot;
-  s->hlc = hlc;
-  s->handled = c->handled + 1 + c->ran;
-  s->sent = c->sent + sent;
-  s->send_full = c->send_full + send_full;
-  s->send_no_actor = c->send_no_actor + send_no_actor;
-  s->send_other = c->send_other + send_other;
   // The wait's geometry and bounds in registers: a poll's loads are asm
   // with a memory clobber, after which fields read through `c` would be
   // loaded again from the stack frame on every poll, ahead of its address.
@@ -605,6 +595,20 @@ __device__ __forceinline__ ConvTake ConversationPoll(ConvRun* c, u32 begun, u32 
       break;
     }
     if (look != kLookEmpty) break;
+    if (polls == 0) {
+      // Before the wait, the counters of what ran so far go back (posted
+      // stores, after the handler's sends): a flush the host asks for once
+      // it has a handler's reply must find that message counted, and the
+      // wait may be long. A record found at the first look needs no wait:
+      // a stream's counters go back when its run waits or ends.
+      ActorSlot* s = c->slot;
+      s->hlc = hlc;
+      s->handled = c->handled + 1 + c->ran;
+      s->sent = c->sent + sent;
+      s->send_full = c->send_full + send_full;
+      s->send_no_actor = c->send_no_actor + send_no_actor;
+      s->send_other = c->send_other + send_other;
+    }
     // A hand-over waiting: its head and tail in one shared atomic.
     if (direct != nullptr) {
       const u64 ht = SlotGetPair(&direct->head);
