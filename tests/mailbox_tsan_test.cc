@@ -994,60 +994,6 @@ TEST(MailboxTest, LookSmallCopyingTheWholeFirstPassTakesTheSameRecords) {
   EXPECT_EQ(buf[0], kSentinel);
 }
 
-// MailboxLookSmallIn on a copy of a slot's first pass (a stream's run
-// copies the next slot into shared memory while its handler runs, and
-// looks at the copy): a copy made while the record was half written looks
-// empty even once the slot is whole (a copy is a snapshot; the run then
-// polls the slot), and a copy made after takes the same record, with the
-// same words in the buffer, as a look at the slot. For a mailbox whose
-// inline words are fewer than the first pass's 16, the copy holds
-// MailboxFirstPassWords words and the rest read as zero, as the slot's
-// first pass leaves them.
-TEST(MailboxTest, LookSmallInACopyOfTheFirstPassTakesWhatTheSlotWouldAndNothingHalfWritten) {
-  for (u32 max_payload : {16u, 1000u}) {
-    TestMailbox m(2, max_payload, 0);
-    const u32 first = MailboxFirstPassWords(m.inline_words());
-    ASSERT_EQ(first, kMailHeaderWords + std::min(m.inline_words(), kMailWideWords)) << max_payload;
-    const auto copy = [&](u64 pos) {
-      std::vector<u64> w(kMailHeaderWords + kMailWideWords, 0);
-      for (u32 i = 0; i < first; ++i) w[i] = LoadRelaxedGpu(m.Slot(pos) + i);
-      return w;
-    };
-    alignas(16) u32 buf[kMailInlineMaxWords];
-    alignas(16) u32 from_slot[kMailInlineMaxWords];
-    MailHeader h, h_slot;
-    const u32 size = 16, words = size / 4;
-    const SmallRecord rec = MakeSmallRecord(6, 3, size);
-    const u64 pos = 2;
-    const u32 last = kMailHeaderWords + words - 1;
-    for (u32 w = 0; w < last; ++w) StoreRelaxedGpu(m.Slot(pos) + w, LlWord(rec.Word(w), m.Flag(pos)));
-    const std::vector<u64> early = copy(pos);
-    StoreRelaxedGpu(m.Slot(pos) + last, LlWord(rec.Word(last), m.Flag(pos)));
-    std::fill(std::begin(buf), std::end(buf), kSentinel);
-    EXPECT_EQ(MailboxLookSmallIn<true>(early.data(), m.inline_words(), m.Flag(pos), kMailWideWords, &h, buf),
-              kLookEmpty)
-        << max_payload;
-    EXPECT_EQ(buf[0], kSentinel) << "copied from a record not yet whole";
-    const std::vector<u64> late = copy(pos);
-    std::fill(std::begin(buf), std::end(buf), kSentinel);
-    std::fill(std::begin(from_slot), std::end(from_slot), kSentinel);
-    ASSERT_EQ(MailboxLookSmallIn<true>(late.data(), m.inline_words(), m.Flag(pos), kMailWideWords, &h, buf),
-              kLookTaken)
-        << max_payload;
-    ASSERT_EQ(MailboxLookSmall<true>(m.Slot(pos), m.inline_words(), m.Flag(pos), kMailWideWords, &h_slot, from_slot),
-              kLookTaken);
-    EXPECT_EQ(h.type, rec.header.type);
-    EXPECT_EQ(h.sender, rec.header.sender);
-    EXPECT_EQ(h.correlation, rec.header.correlation);
-    EXPECT_EQ(h.hlc, h_slot.hlc);
-    EXPECT_EQ(std::memcmp(buf, rec.payload.data(), size), 0);
-    EXPECT_EQ(std::memcmp(buf, from_slot, sizeof(buf)), 0) << "the copy's words differ from the slot's";
-    // The same slot a lap later: a copy from this lap is not its record.
-    EXPECT_EQ(MailboxLookSmallIn<true>(late.data(), m.inline_words(), m.Flag(pos + 4), kMailWideWords, &h, buf),
-              kLookEmpty);
-  }
-}
-
 // Stamping (MailboxStampUnused): at a stamping lap (LlStampingLap: 2^29,
 // then every 2^30 laps), the owner writes the inline words a record did not
 // use with the lap's flag; at any other lap, lap 0 and lap 2^31 among them,

@@ -406,17 +406,11 @@ inline constexpr u32 kMailWideWords = 16;
 // Payload words read per pass after the first.
 inline constexpr u32 kMailRestWords = 8;
 
-// The LL words of a slot's first pass: the header and up to kMailWideWords
-// inline words (even: inline words are).
-RK_HOST_DEVICE RK_FORCEINLINE u32 MailboxFirstPassWords(u32 inline_words) {
-  return kMailHeaderWords + (inline_words < kMailWideWords ? inline_words : kMailWideWords);
-}
-
 // The words of a record's first pass: the header and up to kMailWideWords
 // inline words, from word `from` on (even) into `w`, every load issued
 // before any is used; words past the slot's inline words read as zero.
 RK_HOST_DEVICE RK_FORCEINLINE void MailboxLoadFirstPass(const u64* slot, u32 inline_words, u32 from, u64* w) {
-  const u32 first_words = MailboxFirstPassWords(inline_words);
+  const u32 first_words = kMailHeaderWords + (inline_words < kMailWideWords ? inline_words : kMailWideWords);
 RK_UNROLL
   for (u32 i = 0; i < kMailHeaderWords + kMailWideWords; i += 2) {
     if (i < from) continue;
@@ -519,19 +513,19 @@ struct alignas(16) MailQuad {
   u32 v[4];
 };
 
-// Looks for a small record in the words of a slot's first pass (`w`, as
-// MailboxLoadFirstPass leaves them: words past the slot's inline words zero):
-// a record that is inline, at most max_words and at most kMailWideWords
-// words is taken when whole (*h, its payload into buf); says also whether a
-// record that was not taken is there at all: a caller that waits for the
-// next small record stops at a record of another kind instead of waiting
-// for it to change.
+// Looks for a small record at `slot` (inline, at most max_words and at most
+// kMailWideWords words), taking it (*h, its payload into buf) when whole,
+// from one trip to memory; says also whether a record that was not
+// taken is there at all: a caller that waits for the next small record
+// stops at a record of another kind instead of waiting for it to change.
 // kCopyWhole: `buf` holds kMailWideWords words and is 16-byte aligned, and
 // every word of the first pass is copied, those past the record's payload
 // too (four 16-byte stores in place of one predicated store a word).
 template <bool kCopyWhole = false>
-RK_HOST_DEVICE RK_FORCEINLINE u32 MailboxLookSmallIn(const u64* w, u32 inline_words, u32 flag, u32 max_words,
-                                                     MailHeader* h, u32* buf) {
+RK_HOST_DEVICE inline u32 MailboxLookSmall(const u64* slot, u32 inline_words, u32 flag, u32 max_words, MailHeader* h,
+                                           u32* buf) {
+  u64 w[kMailHeaderWords + kMailWideWords];
+  MailboxLoadFirstPass(slot, inline_words, 0, w);
   if (!MailboxFirstHeader(w, flag, h)) return kLookEmpty;
   if ((h->flags & (kMailPlain | kMailVoid)) != 0) return kLookOther;
   const u32 words = (h->size + 3) / 4;
@@ -559,16 +553,6 @@ RK_UNROLL
     }
   }
   return kLookTaken;
-}
-
-// MailboxLookSmallIn on the slot itself: its first pass from one trip to
-// memory.
-template <bool kCopyWhole = false>
-RK_HOST_DEVICE inline u32 MailboxLookSmall(const u64* slot, u32 inline_words, u32 flag, u32 max_words, MailHeader* h,
-                                           u32* buf) {
-  u64 w[kMailHeaderWords + kMailWideWords];
-  MailboxLoadFirstPass(slot, inline_words, 0, w);
-  return MailboxLookSmallIn<kCopyWhole>(w, inline_words, flag, max_words, h, buf);
 }
 
 // Takes the record at `slot` for `flag` if it is whole, its payload inline

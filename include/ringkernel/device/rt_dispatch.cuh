@@ -455,7 +455,6 @@ struct ConvRun {
   u32 spin_left;   // empty polls the call may still make
   u32 spun;        // empty polls made
   u32 ran_out;     // a wait used all its polls
-  u32 ahead;       // the thread's stage holds a copy of the slot at `pos` (ConvAhead)
   u64 hlc;         // the actor's clock after the last record run
   // The owner's counters before the call, for the write-back before a wait
   // (a flush the host asks for once it has a reply must find it counted).
@@ -478,64 +477,6 @@ struct ThreadFrame {
 #if RK_CONV_RUNS_ON
 __device__ __forceinline__ ConvRun* ConvOf(SendCache* sends) { return &reinterpret_cast<ThreadFrame*>(sends)->conv; }
 
-// A stream's next record, fetched while the handler runs. A run that took
-// a record at its first look (a backlog: a stream rather than a rally)
-// copies the next slot's first pass into the owner thread's stage in shared
-// memory by cp.async before the handler's call, and its next wait looks at
-// the copy first: the trip to L2 for the next record overlaps the handler
-// instead of following it (bench/probes/batch_receive.cu, session 54). A
-// copy that caught the record unwritten (some word of an older lap) counts
-// as one empty look, and the wait polls the slot as before. Only one copy
-// is in flight per thread, and every copy waits for the thread's earlier
-// ones before it is issued, so a copy left behind by a run that ended
-// lands before the next run's and is never read: `ahead` says whether the
-// stage holds the copy of the run's next position. One stage per owner
-// thread of the first kDirectSlots (found from the thread's index, as
-// RunOfThread's).
-struct alignas(16) ConvAhead {
-  u64 w[kMailHeaderWords + kMailWideWords];
-};
-__shared__ ConvAhead rk_conv_ahead[kDirectSlots];
-
-// This thread's stage, or null (the poller, and owner threads past the
-// first kDirectSlots).
-__device__ __forceinline__ ConvAhead* AheadOfThread() {
-  u32 tid;
-  asm volatile("mov.u32 %0, %%tid.x;" : "=r"(tid));
-  const u32 i = tid - kFirstOwner;
-  return i < kDirectSlots ? &rk_conv_ahead[i] : nullptr;
-}
-
-// Copies the first pass of `slot` (`words` LL words, even) into `stage`
-// once the thread's earlier copies have landed.
-__device__ __forceinline__ void AheadIssue(ConvAhead* stage, const u64* slot, u32 words) {
-  asm volatile("cp.async.wait_all;" ::: "memory");
-  const u32 to = static_cast<u32>(__cvta_generic_to_shared(stage));
-  const u64 from = static_cast<u64>(__cvta_generic_to_global(slot));
-#pragma unroll
-  for (u32 i = 0; i < kMailHeaderWords + kMailWideWords; i += 2) {
-    if (i < words) {
-      asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(to + 8 * i), "l"(from + 8 * i) : "memory");
-    }
-  }
-  asm volatile("cp.async.commit_group;" ::: "memory");
-}
-
-// MailboxLookSmallIn on the stage's copy, once it has landed: the words
-// past the first pass read as zero, as MailboxLoadFirstPass leaves them.
-__device__ __forceinline__ u32 AheadLook(const ConvAhead* stage, u32 inline_words, u32 flag, MailHeader* h,
-                                         u32* buf) {
-  asm volatile("cp.async.wait_all;" ::: "memory");
-  const u32 words = MailboxFirstPassWords(inline_words);
-  u64 w[kMailHeaderWords + kMailWideWords];
-#pragma unroll
-  for (u32 i = 0; i < kMailHeaderWords + kMailWideWords; i += 2) {
-    w[i] = i < words ? stage->w[i] : 0ull;
-    w[i + 1] = i < words ? stage->w[i + 1] : 0ull;
-  }
-  return MailboxLookSmallIn<true>(w, inline_words, flag, kMailWideWords, h, buf);
-}
-
 struct ConvTake {
   u32 ok;
   u32 sender;
@@ -548,10 +489,9 @@ struct ConvTake {
 // (the handlers' registers are free there; out of line, the call's saves
 // and restores cost the 64-byte pair 4 % and the hop 1 %: bench/NOTES.md,
 // session 23). Not taken: empty after the wait's polls, another kind or
-// type of record, or a hand-over waiting. `begun`: the records begun after
-// the run's first so far (the one this wait is for is the next).
-__device__ __forceinline__ ConvTake ConversationPoll(ConvRun* c, u32 begun, u32 sent, u32 send_full,
-                                                     u32 send_no_actor, u32 send_other, u64 hlc) {
+// type of record, or a hand-over waiting.
+__device__ __forceinline__ ConvTake ConversationPoll(ConvRun* c, u32 sent, u32 send_full, u32 send_no_actor,
+                                                  u32 send_other, u64 hlc) {
   ConvTake t{};
   // The wait's geometry and bounds in registers: a poll's loads are asm
   // with a memory clobber, after which fields read through `c` would be
@@ -565,29 +505,14 @@ __device__ __forceinline__ ConvTake ConversationPoll(ConvRun* c, u32 begun, u32 
   u32 spin_left = c->spin_left;
   u64* const slot = MailboxSlotAt(box, log2, slot_bytes, pos);
   const u32 flag = LlFlag(pos, log2);
-  // The first look at the stage's copy, when one was made (ConvAhead).
-  ConvAhead* const stage = c->ahead != 0 ? AheadOfThread() : nullptr;
-  bool staged = stage != nullptr;
-  c->ahead = 0;
   u32 polls = 0;
   for (;;) {
     MailHeader h;
-    const u32 look = staged ? AheadLook(stage, inline_words, flag, &h, buf)
-                            : MailboxLookSmall<true>(slot, inline_words, flag, kMailWideWords, &h, buf);
-    staged = false;
+    const u32 look = MailboxLookSmall<true>(slot, inline_words, flag, kMailWideWords, &h, buf);
     if (look == kLookTaken) {
       if (h.type != c->type || (h.flags & kMailIngress) != 0) break;  // the owner's to take
       MailboxStampUnused(slot, inline_words, flag, h);
       c->pos = pos + 1;
-      // Found at the first look: a backlog. The next record's copy goes
-      // out before this one's handler runs, if the run may take it.
-      if (polls == 0 && begun + 1 < c->max) {
-        ConvAhead* const next = AheadOfThread();
-        if (next != nullptr) {
-          AheadIssue(next, MailboxSlotAt(box, log2, slot_bytes, pos + 1), MailboxFirstPassWords(inline_words));
-          c->ahead = 1;
-        }
-      }
       t.ok = 1;
       t.sender = h.sender;
       t.correlation = h.correlation;
@@ -636,7 +561,7 @@ __device__ __forceinline__ bool ConversationNext(CtxData& d, SendCache* sends, c
   ConvRun* c = ConvOf(sends);
   const u32 k = c->begun;
   if (!RunGoesOn(d, k, &c->ran, &c->retry_next) || k >= c->max) return false;
-  const ConvTake t = ConversationPoll(c, k, d.sent, d.send_full, d.send_no_actor, d.send_other, d.hlc);
+  const ConvTake t = ConversationPoll(c, d.sent, d.send_full, d.send_no_actor, d.send_other, d.hlc);
   if (!t.ok) return false;
   d.hlc = HlcMerge(d.hlc, t.hlc, GlobalTimerNs());
   c->hlc = d.hlc;

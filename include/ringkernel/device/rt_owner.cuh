@@ -222,7 +222,7 @@ __device__ u32 ServeMailbox(WorkerThread& w, OwnedActor& o, DirectSlot* direct, 
         // run waits only for what is left of the call's short spin.
         conv->wait_polls = talking ? kLongSpinPolls : (IsHot(o) && spins < kHotSpinPolls ? kHotSpinPolls - spins : 0u);
         conv->spin_left = kSpinCallPolls - spun;
-        conv->spun = conv->ran_out = conv->ahead = 0;
+        conv->spun = conv->ran_out = 0;
         conv->handled = o.handled;
         conv->sent = o.sent;
         conv->send_full = o.send_full;
