@@ -111,7 +111,7 @@ absl::StatusOr<Message> ReceiveType(System& sys, const std::string& type, absl::
 // counts where each owner thread's cycles go; after Stop, each actor that
 // took messages gets a line. Other builds have no such global: nothing.
 void PrintOwnerCycles(System& sys, const std::string& what) {
-  constexpr size_t kActors = 1024, kPer = 32;
+  constexpr size_t kActors = 1024, kPer = 40;  // rt_base.cuh's kOwnerCyclesPerActor
   std::vector<uint64_t> c(kActors * kPer);
   if (!rk::internal::SystemAccess::ReadDeviceGlobal(sys, "rk_owner_cycles", c.data(), c.size() * sizeof(uint64_t))
            .ok()) {
@@ -119,8 +119,8 @@ void PrintOwnerCycles(System& sys, const std::string& what) {
   }
   for (size_t a = 0; a < kActors; ++a) {
     const uint64_t* v = &c[a * kPer];
-    const uint64_t taken = v[0], direct = v[7], runs = v[18], rounds = v[19];
-    if (taken == 0 && direct == 0 && runs == 0) continue;
+    const uint64_t taken = v[0], direct = v[7], runs = v[18], rounds = v[19], conv_runs = v[32];
+    if (taken == 0 && direct == 0 && runs == 0 && conv_runs == 0) continue;
     const std::string name = sys.NameOf(ActorId{static_cast<uint32_t>(a)}).value_or("?");
     auto per = [](uint64_t cycles, uint64_t n) { return n == 0 ? 0.0 : static_cast<double>(cycles) / n; };
     if (runs != 0) {
@@ -130,6 +130,18 @@ void PrintOwnerCycles(System& sys, const std::string& what) {
           what.c_str(), a, name.c_str(), static_cast<unsigned long long>(runs), static_cast<unsigned long long>(rounds),
           static_cast<double>(rounds) / runs, per(v[20], rounds), per(v[21], rounds), per(v[22], rounds),
           per(v[23], rounds), per(v[24], rounds), per(v[25], rounds), per(v[26], runs));
+    }
+    if (conv_runs != 0) {
+      // Conversation runs (kOcRuns... in rt_base.cuh).
+      const uint64_t records = v[33], empty_looks = v[38];
+      std::printf(
+          "owner_cycles %s actor=%zu %s: conversation runs %llu, %llu records after their first (%llu found at the "
+          "wait's first look); per record: dispatch and handler %.0f, from the handler's return to the next dispatch "
+          "%.0f (the look that took it %.0f); empty looks %llu (%.0f cycles each)\n",
+          what.c_str(), a, name.c_str(), static_cast<unsigned long long>(conv_runs),
+          static_cast<unsigned long long>(records), static_cast<unsigned long long>(v[34]), per(v[35], records),
+          per(v[36], records), per(v[37], records), static_cast<unsigned long long>(empty_looks),
+          per(v[39], empty_looks));
     }
     if (taken == 0 && direct == 0) continue;
     const uint64_t calls = taken + direct;

@@ -233,13 +233,24 @@ enum OwnerCycles : u32 {
   kOcCutLoop = 29,       // ... from that return to the ServeDirect call
   kOcCutLook = 30,       // ... from the call to its first entry's read
   kOcDirectAfter = 31,   // cycles from a hand-over's HandleOne's end to the next entry or the return (all hand-overs)
-  kOwnerCyclesPerActor = 32,
+  // Conversation runs (ConvRun, rt_dispatch.cuh), counted in the run's
+  // state and added into rk_owner_cycles once per run (RK_OC_DIRECT):
+  kOcRuns = 32,           // handler calls that may run records after their first
+  kOcRunRecords = 33,     // records the runs took after their first
+  kOcRunFirstLook = 34,   // ... of which a wait found at its first look
+  kOcRunHandler = 35,     // cycles in their dispatch and handler
+  kOcRunNext = 36,        // cycles from a handler's return to the next record's dispatch, for those records
+  kOcRunLook = 37,        // ... of which in the look that took the record
+  kOcRunEmptyLooks = 38,  // looks of the runs' waits that found no record
+  kOcRunEmpty = 39,       // cycles in them (with the hand-over check after each)
+  kOcRunFirst = kOcRuns,
+  kOwnerCyclesPerActor = 40,
 };
 #ifdef RK_OWNER_CYCLES
 }  // namespace detail
 }  // namespace rk
-extern "C" __device__ unsigned long long rk_owner_cycles[1024 * 32];
-__device__ unsigned long long rk_owner_cycles[1024 * 32];
+extern "C" __device__ unsigned long long rk_owner_cycles[1024 * ::rk::detail::kOwnerCyclesPerActor];
+__device__ unsigned long long rk_owner_cycles[1024 * ::rk::detail::kOwnerCyclesPerActor];
 // Each owner thread of the block's first kOcRows threads adds into a row of
 // its own in shared memory (no trip to global memory near the code it
 // times), and adds its row into rk_owner_cycles once, when its worker exits

@@ -434,7 +434,7 @@ __device__ __noinline__ u32 StageRun(RunMore* m, MailboxHeader* box, u32 log2, u
 // type or kind, a host message, a hand-over waiting, the end of the room
 // before producers get slots back, or a wait that used its polls ends the
 // run; the owner takes what comes next as before.
-#if !RK_STREAM_RUNS_ON && !defined(RK_TRACE) && !defined(RK_HOP_STAMPS) && !defined(RK_OWNER_CYCLES)
+#if !RK_STREAM_RUNS_ON && !defined(RK_TRACE) && !defined(RK_HOP_STAMPS)
 #define RK_CONV_RUNS_ON 1
 #else
 #define RK_CONV_RUNS_ON 0
@@ -459,6 +459,9 @@ struct ConvRun {
   // The owner's counters before the call, for the write-back before a wait
   // (a flush the host asks for once it has a reply must find it counted).
   u64 handled, sent, send_full, send_no_actor, send_other;
+  // RK_OWNER_CYCLES: the run's counts (kOcRuns...), added into the actor's
+  // row once the call returns.
+  RK_OC_ONLY(unsigned long long oc[kOwnerCyclesPerActor - kOcRunFirst];)
 };
 #endif  // RK_CONV_RUNS_ON
 
@@ -508,9 +511,12 @@ __device__ __forceinline__ ConvTake ConversationPoll(ConvRun* c, u32 sent, u32 s
   u32 polls = 0;
   for (;;) {
     MailHeader h;
+    RK_OC_ONLY(const long long oc_look = clock64();)
     const u32 look = MailboxLookSmall<true>(slot, inline_words, flag, kMailWideWords, &h, buf);
     if (look == kLookTaken) {
       if (h.type != c->type || (h.flags & kMailIngress) != 0) break;  // the owner's to take
+      RK_OC_ONLY(c->oc[kOcRunLook - kOcRunFirst] += clock64() - oc_look;
+                 c->oc[kOcRunFirstLook - kOcRunFirst] += polls == 0 ? 1 : 0;)
       MailboxStampUnused(slot, inline_words, flag, h);
       c->pos = pos + 1;
       t.ok = 1;
@@ -539,6 +545,7 @@ __device__ __forceinline__ ConvTake ConversationPoll(ConvRun* c, u32 sent, u32 s
       const u64 ht = SlotGetPair(&direct->head);
       if (static_cast<u32>(ht) != static_cast<u32>(ht >> 32)) break;
     }
+    RK_OC_ONLY(c->oc[kOcRunEmptyLooks - kOcRunFirst] += 1; c->oc[kOcRunEmpty - kOcRunFirst] += clock64() - oc_look;)
     if (polls >= wait_polls || spin_left == 0) {
       c->ran_out = polls >= wait_polls;
       break;
@@ -594,9 +601,14 @@ __device__ __noinline__ HandlerOutcome RunThreadHandler(const SystemParams* sys,
   RK_HOP_ONLY(HopPathStamp(kHpDispatch);)
 #if RK_CONV_RUNS_ON
   // (One call site of the dispatch: the loop is around it, not in each case.)
+  RK_OC_ONLY(u32 oc_record = 0;)
   for (;;) {
+    RK_OC_ONLY(const long long oc_in = clock64();)
     DispatchThread(actor_type, state, msg_type, payload, ctx);
+    RK_OC_ONLY(const long long oc_out = clock64();
+               if (oc_record != 0) ConvOf(sends)->oc[kOcRunHandler - kOcRunFirst] += oc_out - oc_in;)
     if (!ConversationNext(d, sends, &payload)) break;
+    RK_OC_ONLY(ConvOf(sends)->oc[kOcRunNext - kOcRunFirst] += clock64() - oc_out; ++oc_record;)
   }
 #else
   DispatchThread(actor_type, state, msg_type, payload, ctx);
@@ -704,6 +716,10 @@ __device__ Handled HandleOne(WorkerThread& w, OwnedActor& o, const MailRecord& r
       o.hlc = c->hlc;
       o.handled += c->ran;
     }
+    RK_OC_ONLY(RK_OC_DIRECT(o.index, kOcRuns, 1); RK_OC_DIRECT(o.index, kOcRunRecords, c->begun);
+               for (u32 k = kOcRunFirstLook; k < kOwnerCyclesPerActor; ++k) {
+                 if (c->oc[k - kOcRunFirst] != 0) RK_OC_DIRECT(o.index, k, c->oc[k - kOcRunFirst]);
+               })
   }
 #endif
   if (out.failed) {

@@ -223,6 +223,7 @@ __device__ u32 ServeMailbox(WorkerThread& w, OwnedActor& o, DirectSlot* direct, 
         conv->wait_polls = talking ? kLongSpinPolls : (IsHot(o) && spins < kHotSpinPolls ? kHotSpinPolls - spins : 0u);
         conv->spin_left = kSpinCallPolls - spun;
         conv->spun = conv->ran_out = 0;
+        RK_OC_ONLY(for (u32 k = 0; k < kOwnerCyclesPerActor - kOcRunFirst; ++k) conv->oc[k] = 0;)
         conv->handled = o.handled;
         conv->sent = o.sent;
         conv->send_full = o.send_full;
