@@ -540,11 +540,7 @@ __device__ __forceinline__ ConvTake ConversationPoll(ConvRun* c, u32 sent, u32 s
       s->send_no_actor = c->send_no_actor + send_no_actor;
       s->send_other = c->send_other + send_other;
     }
-    // A hand-over waiting: its head and tail in one shared atomic.
-    if (direct != nullptr) {
-      const u64 ht = SlotGetPair(&direct->head);
-      if (static_cast<u32>(ht) != static_cast<u32>(ht >> 32)) break;
-    }
+    if (direct != nullptr && HandOverWaiting(direct)) break;
     RK_OC_ONLY(c->oc[kOcRunEmptyLooks - kOcRunFirst] += 1; c->oc[kOcRunEmpty - kOcRunFirst] += clock64() - oc_look;)
     if (polls >= wait_polls || spin_left == 0) {
       c->ran_out = polls >= wait_polls;
