@@ -243,7 +243,7 @@ enum OwnerCycles : u32 {
   kOcRunLook = 37,        // ... of which in the look that took the record
   kOcRunEmptyLooks = 38,  // looks of the runs' waits that found no record
   kOcRunEmpty = 39,       // cycles in them (with the hand-over check after each)
-  kOcRunFirst = kOcRuns,
+  kOcRunFirst = kOcRunFirstLook,  // the first kept in the run's state (the two before it come from the run itself)
   kOwnerCyclesPerActor = 40,
 };
 #ifdef RK_OWNER_CYCLES

@@ -713,7 +713,7 @@ __device__ Handled HandleOne(WorkerThread& w, OwnedActor& o, const MailRecord& r
       o.handled += c->ran;
     }
     RK_OC_ONLY(RK_OC_DIRECT(o.index, kOcRuns, 1); RK_OC_DIRECT(o.index, kOcRunRecords, c->begun);
-               for (u32 k = kOcRunFirstLook; k < kOwnerCyclesPerActor; ++k) {
+               for (u32 k = kOcRunFirst; k < kOwnerCyclesPerActor; ++k) {
                  if (c->oc[k - kOcRunFirst] != 0) RK_OC_DIRECT(o.index, k, c->oc[k - kOcRunFirst]);
                })
   }
